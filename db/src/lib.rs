@@ -1,0 +1,2 @@
+//! aics persistence (filled in by the persistence work).
+#![forbid(unsafe_code)]

@@ -1,0 +1,85 @@
+//! What a running turn reports as it goes: the stream events of the spec.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{ChatTurnTraceResult, ToolCallStatus};
+
+/// One event of a running turn, in the order it happened.
+///
+/// Serialised with a `type` tag and the field names of seed 000's event table
+/// (`{"type":"llm_token","token":"Hi","reasoning_token":null}`); the server
+/// sends each as one server-sent event whose `event:` is the same tag.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A graph run started (or resumed after an approval).
+    TurnStart {
+        session_id: String,
+        graph_execution_id: String,
+        #[serde(default)]
+        resumed: bool,
+    },
+    /// A node began.
+    NodeStart { node: String },
+    /// A piece of the reply (`token`) or of the model's reasoning.
+    LlmToken {
+        #[serde(default)]
+        token: String,
+        #[serde(default)]
+        reasoning_token: Option<String>,
+    },
+    /// A node finished.
+    NodeEnd { node: String },
+    /// A tool call began.
+    ToolStart { tool: String, args: Value, id: String },
+    /// A tool call finished; `result` is what the model sees.
+    ToolEnd {
+        tool: String,
+        id: String,
+        result: Value,
+        status: ToolCallStatus,
+        duration_ms: u64,
+    },
+    /// A sensitive call paused the turn until a supervisor decides.
+    ApprovalRequired {
+        tool: String,
+        args: Value,
+        id: String,
+        session_id: String,
+        graph_execution_id: String,
+        #[serde(default)]
+        reason: String,
+    },
+    /// A supervisor decided a pending call.
+    ApprovalDecided {
+        id: String,
+        approved: bool,
+        #[serde(default)]
+        reason: Option<String>,
+        #[serde(default)]
+        decided_by: Option<String>,
+    },
+    /// The turn ended (or paused); the trace says which.
+    Final { trace: Box<ChatTurnTraceResult> },
+    /// The turn failed; nothing the user typed was lost.
+    Error { message: String },
+}
+
+impl AgentEvent {
+    /// The event's tag, used as the SSE `event:` name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::TurnStart { .. } => "turn_start",
+            Self::NodeStart { .. } => "node_start",
+            Self::LlmToken { .. } => "llm_token",
+            Self::NodeEnd { .. } => "node_end",
+            Self::ToolStart { .. } => "tool_start",
+            Self::ToolEnd { .. } => "tool_end",
+            Self::ApprovalRequired { .. } => "approval_required",
+            Self::ApprovalDecided { .. } => "approval_decided",
+            Self::Final { .. } => "final",
+            Self::Error { .. } => "error",
+        }
+    }
+}

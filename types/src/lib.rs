@@ -1,0 +1,25 @@
+//! The types aics shares between the engine, the server and the WASM client.
+//!
+//! One definition of each: the server serialises them to JSON (camelCase field
+//! names, as in the product's seed documents) and the browser deserialises the
+//! very same structs. This crate depends on serde only, so it compiles for
+//! `wasm32-unknown-unknown` as well as for the server.
+//!
+//! # Layout
+//! - [`trace`]: the record of one chat turn ([`ChatTurnTraceResult`],
+//!   [`ToolCallRecord`], [`TokenUsage`], [`Intent`], [`StopReason`]).
+//! - [`event`]: what a running turn reports as it goes ([`AgentEvent`]).
+//! - [`console`]: what the console shows besides traces: conversations,
+//!   messages, approvals, checkpoints, users, API errors.
+#![forbid(unsafe_code)]
+
+pub mod console;
+pub mod event;
+pub mod trace;
+
+pub use console::*;
+pub use event::*;
+pub use trace::*;
+
+/// A point in time, always UTC, serialised as RFC 3339.
+pub type Timestamp = chrono::DateTime<chrono::Utc>;

@@ -1,0 +1,197 @@
+//! The trace of one chat turn: what ran, in which order, with which results.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::Timestamp;
+
+/// How one tool call ended (or that it has not ended yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallStatus {
+    /// Started and not finished yet (only seen while a turn runs).
+    Running,
+    /// The tool returned a result.
+    Ok,
+    /// The tool failed, timed out, was unknown or got invalid arguments;
+    /// the model saw the error as the tool's result.
+    Error,
+    /// A supervisor rejected the call; the model saw the reason.
+    Denied,
+    /// The call is sensitive and waits for a supervisor's decision.
+    Pending,
+}
+
+impl ToolCallStatus {
+    /// The lowercase name used in JSON, logs and metrics labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Ok => "ok",
+            Self::Error => "error",
+            Self::Denied => "denied",
+            Self::Pending => "pending",
+        }
+    }
+}
+
+/// One tool call of a turn, as the trace and the timeline show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallRecord {
+    /// The tool-call id the model gave (or the engine made up); approvals are
+    /// keyed by it and tool side effects use it as their idempotency key.
+    pub id: String,
+    /// The tool's name, e.g. `order_query`.
+    pub name: String,
+    /// The arguments, as JSON (a string when the model sent unparsable text).
+    pub input: Value,
+    /// The result the model saw: the tool's JSON, or `{"error": "..."}`.
+    /// `Null` while the call runs or waits for approval.
+    #[serde(default)]
+    pub output: Value,
+    pub status: ToolCallStatus,
+    /// When the call started (or was proposed, for a pending one).
+    pub timestamp: Timestamp,
+    /// Wall-clock duration of the call; `None` while it has not finished.
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
+}
+
+/// The heuristic intent label the `route` node gives a customer message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Intent {
+    Consult,
+    Order,
+    Complaint,
+    Escalate,
+}
+
+impl Intent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Consult => "consult",
+            Self::Order => "order",
+            Self::Complaint => "complaint",
+            Self::Escalate => "escalate",
+        }
+    }
+}
+
+/// Why a turn stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model answered without calling a tool.
+    FinalAnswer,
+    /// The same tool was called twice in a row with similar arguments and
+    /// similar results (seed 000's loop detection).
+    LoopDetected,
+    /// `max-tool-loops` was reached; the model was asked to answer without tools.
+    ToolLoopLimit,
+    /// A sensitive tool call waits for a supervisor: the turn is paused.
+    AwaitingApproval,
+    /// The model or the engine failed; the trace says what happened.
+    Error,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::FinalAnswer => "final_answer",
+            Self::LoopDetected => "loop_detected",
+            Self::ToolLoopLimit => "tool_loop_limit",
+            Self::AwaitingApproval => "awaiting_approval",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// Tokens spent by the LLM calls of a turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+}
+
+impl TokenUsage {
+    /// Adds another call's usage to this one.
+    pub fn add(&mut self, other: TokenUsage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.total_tokens += other.total_tokens;
+    }
+}
+
+/// A sensitive tool call that waits for a supervisor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingToolCall {
+    /// The tool-call id: the approval is keyed by it.
+    pub id: String,
+    pub tool: String,
+    pub args: Value,
+    /// Why the policy holds this call for approval, in words.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// The record of one chat turn (seed 004's `ChatTurnTraceResult`).
+///
+/// It is returned by `POST /api/chat`, sent as the `final` stream event and
+/// stored with the turn, so the console can show it again after a reload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatTurnTraceResult {
+    /// The id of this graph run; its checkpoints are listed under it.
+    pub graph_execution_id: String,
+    pub session_id: String,
+    /// The reply shown to the customer (empty while the turn is paused).
+    pub reply: String,
+    pub intent: Intent,
+    /// Every tool call of the turn, in the order they were made.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// The nodes that ran, in order (`init_state`, `memory_trigger`, `route`,
+    /// `agent`, `tools`, `agent`, ..., `finalize`).
+    pub executed_nodes: Vec<String>,
+    pub duration_ms: u64,
+    pub llm_calls: u32,
+    /// Tool steps taken (each `tools` node run counts one).
+    pub steps_taken: u32,
+    #[serde(default)]
+    pub stop_reason: Option<StopReason>,
+    /// Whether the turn is paused until a supervisor decides.
+    #[serde(default)]
+    pub pending_approval: bool,
+    /// The single-use token that approves or rejects the pending calls.
+    #[serde(default)]
+    pub approval_token: Option<String>,
+    /// The calls that wait for a decision, each keyed by its tool-call id.
+    #[serde(default)]
+    pub pending_tool_calls: Vec<PendingToolCall>,
+    #[serde(default)]
+    pub usage: TokenUsage,
+    /// The names of the tools used, in order of first use.
+    #[serde(default)]
+    pub tools_used: Vec<String>,
+    /// The plain tool result text of a single-tool turn (seed 004's fallback
+    /// for clients that do not read `toolCalls`).
+    #[serde(default)]
+    pub tool_result: Option<String>,
+    /// `graph` or `linear`.
+    #[serde(default)]
+    pub engine: String,
+    /// The provider and model that answered, e.g. `demo` or `openai:gpt-4o-mini`.
+    #[serde(default)]
+    pub model: String,
+    /// The turn's cost in US dollars, when a price is configured for the model.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// The error that ended the turn, if one did.
+    #[serde(default)]
+    pub error: Option<String>,
+    pub started_at: Timestamp,
+}
