@@ -1,0 +1,188 @@
+//! The JSON body of a streamed chat-completions request, in OpenAI's shape.
+
+use aics_agent::model::{Message, ModelRequest, ToolCall, ToolChoice, ToolSpec};
+use serde_json::{json, Map, Value};
+
+use crate::config::{OpenAiConfig, ToolProtocol};
+
+/// The body for `request`: model, messages, tools and tool_choice (native
+/// protocol only), sampling options, `stream: true` and
+/// `stream_options.include_usage` so that the last chunk carries the usage.
+pub fn chat_body(config: &OpenAiConfig, request: &ModelRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(config.model));
+    body.insert(
+        "messages".into(),
+        Value::Array(request.messages.iter().map(message).collect()),
+    );
+    // Servers reject tool_choice without tools, and models without native
+    // tool calling reject tools: with the JSON plan the tools are in the prompt.
+    if config.protocol == ToolProtocol::Native && !request.tools.is_empty() {
+        body.insert(
+            "tools".into(),
+            Value::Array(request.tools.iter().map(tool).collect()),
+        );
+        body.insert("tool_choice".into(), tool_choice(&request.tool_choice));
+    }
+    if let Some(temperature) = config.temperature {
+        body.insert("temperature".into(), json!(temperature));
+    }
+    if let Some(max_tokens) = config.max_tokens {
+        body.insert("max_tokens".into(), json!(max_tokens));
+    }
+    body.insert("stream".into(), Value::Bool(true));
+    body.insert("stream_options".into(), json!({ "include_usage": true }));
+    Value::Object(body)
+}
+
+fn message(message: &Message) -> Value {
+    match message {
+        Message::System { content } => json!({ "role": "system", "content": content }),
+        Message::User { content } => json!({ "role": "user", "content": content }),
+        Message::Assistant {
+            content,
+            tool_calls,
+        } if !tool_calls.is_empty() => {
+            // OpenAI wants `null`, not "", beside tool calls; some servers
+            // refuse an empty string there.
+            let content = if content.is_empty() {
+                Value::Null
+            } else {
+                json!(content)
+            };
+            json!({
+                "role": "assistant",
+                "content": content,
+                "tool_calls": tool_calls.iter().map(tool_call).collect::<Vec<_>>(),
+            })
+        }
+        Message::Assistant { content, .. } => json!({ "role": "assistant", "content": content }),
+        // OpenAI's tool message has no `name`; the id ties it to its call.
+        Message::Tool {
+            tool_call_id,
+            content,
+            ..
+        } => json!({ "role": "tool", "tool_call_id": tool_call_id, "content": content }),
+    }
+}
+
+fn tool_call(call: &ToolCall) -> Value {
+    // Arguments travel as JSON text. Ones that did not parse were kept as a
+    // string by the response builder: send that text back as it came.
+    let arguments = match &call.arguments {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    };
+    json!({
+        "id": call.id,
+        "type": "function",
+        "function": { "name": call.name, "arguments": arguments },
+    })
+}
+
+fn tool(spec: &ToolSpec) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+        },
+    })
+}
+
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Named(name) => json!({ "type": "function", "function": { "name": name } }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assistant_tool_calls_and_tool_results_take_openai_shape() {
+        let request = ModelRequest {
+            messages: vec![
+                Message::user("where is A1?"),
+                Message::Assistant {
+                    content: String::new(),
+                    tool_calls: vec![
+                        ToolCall {
+                            id: "call_1".into(),
+                            name: "order_query".into(),
+                            arguments: json!({"order_id": "A1"}),
+                        },
+                        ToolCall {
+                            id: "call_2".into(),
+                            name: "broken".into(),
+                            arguments: Value::String("{not json".into()),
+                        },
+                    ],
+                },
+                Message::Tool {
+                    tool_call_id: "call_1".into(),
+                    name: "order_query".into(),
+                    content: "{\"status\":\"shipped\"}".into(),
+                },
+            ],
+            tools: vec![],
+            tool_choice: ToolChoice::Auto,
+        };
+        let body = chat_body(&OpenAiConfig::default(), &request);
+        let assistant = &body["messages"][1];
+        assert_eq!(assistant["content"], Value::Null);
+        assert_eq!(
+            assistant["tool_calls"][0]["function"]["arguments"],
+            "{\"order_id\":\"A1\"}"
+        );
+        assert_eq!(
+            assistant["tool_calls"][1]["function"]["arguments"],
+            "{not json"
+        );
+        assert_eq!(assistant["tool_calls"][0]["type"], "function");
+        assert_eq!(
+            body["messages"][2],
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "{\"status\":\"shipped\"}"})
+        );
+        // No tools bound: neither tools nor tool_choice is sent.
+        assert!(body.get("tools").is_none());
+        assert!(body.get("tool_choice").is_none());
+        assert_eq!(body["stream_options"]["include_usage"], true);
+    }
+
+    #[test]
+    fn json_plan_providers_never_send_tools() {
+        let config = OpenAiConfig {
+            protocol: ToolProtocol::JsonPlan,
+            ..OpenAiConfig::default()
+        };
+        let request = ModelRequest {
+            messages: vec![Message::user("hi")],
+            tools: vec![ToolSpec {
+                name: "order_query".into(),
+                description: "d".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            tool_choice: ToolChoice::Required,
+        };
+        let body = chat_body(&config, &request);
+        assert!(body.get("tools").is_none());
+        assert!(body.get("tool_choice").is_none());
+    }
+
+    #[test]
+    fn tool_choices() {
+        assert_eq!(tool_choice(&ToolChoice::Auto), json!("auto"));
+        assert_eq!(tool_choice(&ToolChoice::None), json!("none"));
+        assert_eq!(tool_choice(&ToolChoice::Required), json!("required"));
+        assert_eq!(
+            tool_choice(&ToolChoice::Named("order_query".into())),
+            json!({"type": "function", "function": {"name": "order_query"}})
+        );
+    }
+}
