@@ -205,6 +205,9 @@ impl Price {
 
 /// One provider, as a server's config names it: `kind = "demo"` or
 /// `kind = "openai"` with the fields of [`OpenAiConfig`] beside it.
+// Read once at startup: the size of a variant does not matter, and a Box
+// would only make matching on it clumsier.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ProviderConfig {

@@ -56,7 +56,7 @@ async fn all_chunks(
 async fn check_recording(name: &str, raw_arguments: &str, id: &str, in_pieces: bool) {
     let bytes = fixture(name);
     let reply = if in_pieces {
-        Reply::stream_in_pieces(&bytes, 7)
+        Reply::stream_in_pieces(&bytes, 31)
     } else {
         Reply::stream(bytes.clone())
     };
@@ -87,7 +87,10 @@ async fn check_recording(name: &str, raw_arguments: &str, id: &str, in_pieces: b
         })
         .collect();
     assert_eq!(streamed, raw_arguments);
-    assert_eq!(chunks.last(), Some(&ModelChunk::Finish(FinishReason::ToolCalls)));
+    assert_eq!(
+        chunks.last(),
+        Some(&ModelChunk::Finish(FinishReason::ToolCalls))
+    );
     assert!(!chunks.iter().any(|c| matches!(c, ModelChunk::Text(_))));
 
     let mut builder = aics_agent::model::ResponseBuilder::default();
@@ -130,7 +133,7 @@ async fn qwen_recording_replayed_byte_for_byte_with_its_ping_comment() {
 }
 
 #[tokio::test]
-async fn recordings_split_into_seven_byte_pieces_parse_the_same() {
+async fn recordings_split_into_31_byte_pieces_parse_the_same() {
     check_recording(
         "llama-cpp-python-smollm2-forced-tool-call.sse",
         r#"{"order_id": "A12345"}"#,
@@ -293,9 +296,7 @@ async fn the_request_body_and_headers_the_provider_sends() {
     config.api_key = Some("sk-test-key".into());
     config.temperature = Some(0.0);
     config.max_tokens = Some(128);
-    config
-        .headers
-        .insert("X-Tenant".into(), "acme".into());
+    config.headers.insert("X-Tenant".into(), "acme".into());
     let model = model(config);
     collect_response(model.stream(order_request()).await.expect("starts"))
         .await
@@ -305,14 +306,25 @@ async fn the_request_body_and_headers_the_provider_sends() {
     assert_eq!(requests.len(), 1);
     let request = &requests[0];
     assert!(
-        request.head.starts_with("POST /v1/chat/completions HTTP/1.1"),
+        request
+            .head
+            .starts_with("POST /v1/chat/completions HTTP/1.1"),
         "{}",
         request.head
     );
-    assert_eq!(request.header("authorization").as_deref(), Some("Bearer sk-test-key"));
+    assert_eq!(
+        request.header("authorization").as_deref(),
+        Some("Bearer sk-test-key")
+    );
     assert_eq!(request.header("x-tenant").as_deref(), Some("acme"));
-    assert_eq!(request.header("accept").as_deref(), Some("text/event-stream"));
-    assert_eq!(request.header("content-type").as_deref(), Some("application/json"));
+    assert_eq!(
+        request.header("accept").as_deref(),
+        Some("text/event-stream")
+    );
+    assert_eq!(
+        request.header("content-type").as_deref(),
+        Some("application/json")
+    );
 
     // The same messages and tools as the request that produced the recordings.
     let path = concat!(

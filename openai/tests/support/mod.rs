@@ -127,6 +127,8 @@ impl MockServer {
 }
 
 async fn serve(mut socket: TcpStream, reply: Reply, recorded: Arc<Mutex<Vec<Recorded>>>) {
+    // Small pieces go out as written, not held back by Nagle's algorithm.
+    let _ = socket.set_nodelay(true);
     let Some(request) = read_request(&mut socket).await else {
         return;
     };
