@@ -3,17 +3,19 @@
 //!
 //! A call goes: build the body → POST with the connect timeout → on a
 //! connection error, 429 or 5xx, back off (exponential, jittered) and try
-//! again → on 200, hand back a stream that reads server-sent events with the
-//! first-token, idle and total timeouts. Nothing is retried once the stream
-//! is handed back: a chunk may already have reached the user.
+//! again → on 200, wait for the first server-sent event (a connection that
+//! breaks before it is retried too) → hand back a stream that reads the
+//! events with the first-token, idle and total timeouts. Nothing is retried
+//! once the stream is handed back: a chunk may already have reached the user.
 
 use std::fmt;
+use std::pin::Pin;
 use std::time::Duration;
 
 use aics_agent::model::{ChatModel, ModelError, ModelRequest, ModelStream};
 use async_trait::async_trait;
-use eventsource_stream::Eventsource;
-use futures::StreamExt;
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures::{Stream, StreamExt};
 use rand::Rng;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, RETRY_AFTER};
 use reqwest::{Response, StatusCode, Url};
@@ -24,6 +26,10 @@ use crate::config::{OpenAiConfig, RetryPolicy, ToolProtocol};
 use crate::decode::{ChunkDecoder, Decoded};
 use crate::error::{summarize_body, summarize_text, OpenAiError};
 use crate::request::chat_body;
+
+/// The server-sent events of a response body.
+type EventResult = Result<Event, EventStreamError<reqwest::Error>>;
+type Events = Pin<Box<dyn Stream<Item = EventResult> + Send>>;
 
 /// How much of an error body is read to summarize it.
 const MAX_ERROR_BODY_BYTES: usize = 8 * 1024;
@@ -172,20 +178,46 @@ impl OpenAiCompatible {
                 Failure::fatal(error)
             });
         }
-        Ok(self.chunks(response, first_deadline, deadline))
+
+        // Waits for the first event here, not in the stream: a connection
+        // that breaks before it has streamed nothing, so it can be retried.
+        let mut events: Events = Box::pin(response.bytes_stream().eventsource());
+        let first = match timeout_at(first_deadline, events.next()).await {
+            Err(_) => {
+                return Err(Failure::fatal(first_token_timeout(
+                    first_deadline,
+                    deadline,
+                    timeouts.first_token,
+                    timeouts.total,
+                )))
+            }
+            Ok(Some(Err(EventStreamError::Transport(err)))) => {
+                return Err(Failure::retry(
+                    ModelError::Connect(format!(
+                        "the connection broke before the first event: {}",
+                        error_chain(&err)
+                    )),
+                    None,
+                ))
+            }
+            Ok(first) => first,
+        };
+        Ok(self.chunks(first, events, first_deadline, deadline))
     }
 
     /// The stream of chunks of a successful response.
+    /// `first` is the first event (or the end), already read by `attempt`.
     fn chunks(
         &self,
-        response: Response,
+        first: Option<EventResult>,
+        mut events: Events,
         first_deadline: Instant,
         deadline: Instant,
     ) -> ModelStream {
         let timeouts = self.config.timeouts;
         let model = self.config.model.clone();
         let stream = async_stream::stream! {
-            let mut events = response.bytes_stream().eventsource();
+            let mut first = Some(first);
             let mut decoder = ChunkDecoder::default();
             let mut events_seen = 0usize;
             let mut chunks_sent = 0usize;
@@ -198,7 +230,11 @@ impl OpenAiCompatible {
                 } else {
                     deadline.min(Instant::now() + timeouts.idle)
                 };
-                let next = match timeout_at(limit, events.next()).await {
+                let next = match first.take() {
+                    Some(first) => Ok(first),
+                    None => timeout_at(limit, events.next()).await,
+                };
+                let next = match next {
                     Ok(next) => next,
                     Err(_) => {
                         let error = if limit >= deadline {

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use aics_agent::model::{ChatModel, Message, ModelChunk, ModelError, ModelRequest};
 use futures::StreamExt;
-use support::{model, sse, sse_without_done, test_config, MockServer, Part, Reply};
+use support::{
+    chunked_and_cut, model, sse, sse_without_done, test_config, MockServer, Part, Reply,
+};
 
 fn hello() -> ModelRequest {
     ModelRequest {
@@ -307,4 +309,43 @@ async fn an_error_payload_mid_stream_ends_the_stream() {
             "the model server reported an error mid-stream: The server is overloaded".into()
         ))
     );
+}
+
+#[tokio::test]
+async fn a_connection_broken_before_the_first_event_is_retried() {
+    let server =
+        MockServer::start(vec![chunked_and_cut(&[]), Reply::stream(sse(HELLO_STREAM))]).await;
+    let (chunks, error) = drain(
+        model(test_config(&server.base_url))
+            .stream(hello())
+            .await
+            .expect("retried into a stream"),
+    )
+    .await;
+    assert_eq!(error, None);
+    assert_eq!(chunks[0], ModelChunk::Text("Hello".into()));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_connection_broken_after_a_chunk_is_reported_not_retried() {
+    let first = sse_without_done(&HELLO_STREAM[..2]);
+    let server = MockServer::start(vec![
+        chunked_and_cut(&[&first]),
+        Reply::stream(sse(HELLO_STREAM)),
+    ])
+    .await;
+    let (chunks, error) = drain(
+        model(test_config(&server.base_url))
+            .stream(hello())
+            .await
+            .expect("starts"),
+    )
+    .await;
+    assert_eq!(chunks, vec![ModelChunk::Text("Hello".into())]);
+    assert!(
+        matches!(&error, Some(ModelError::Protocol(m)) if m.contains("broke off")),
+        "{error:?}"
+    );
+    assert_eq!(server.requests().len(), 1);
 }

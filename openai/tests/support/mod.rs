@@ -28,6 +28,8 @@ pub enum Reply {
     },
     /// Reads the request, then says nothing for this long and hangs up.
     Silent(Duration),
+    /// These bytes as the whole response, head included, then a close.
+    Raw(Vec<u8>),
 }
 
 #[derive(Clone, Debug)]
@@ -166,6 +168,9 @@ async fn serve(mut socket: TcpStream, reply: Reply, recorded: Arc<Mutex<Vec<Reco
             let _ = socket.write_all(body.as_bytes()).await;
         }
         Reply::Silent(pause) => tokio::time::sleep(pause).await,
+        Reply::Raw(bytes) => {
+            let _ = socket.write_all(&bytes).await;
+        }
     }
     let _ = socket.shutdown().await;
 }
@@ -211,6 +216,18 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack
         .windows(needle.len())
         .position(|window| window == needle)
+}
+
+/// A chunked 200 whose body is `chunks` (each one HTTP chunk) and then
+/// nothing: no terminating zero-size chunk, so the client sees a broken body.
+pub fn chunked_and_cut(chunks: &[&str]) -> Reply {
+    let mut bytes = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                      transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+        .to_vec();
+    for chunk in chunks {
+        bytes.extend_from_slice(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes());
+    }
+    Reply::Raw(bytes)
 }
 
 /// A recording from `shared/fixtures/openai-sse/`, read at test time.
