@@ -1,2 +1,281 @@
-//! aics persistence (filled in by the persistence work).
+//! aics persistence: migrations, seed data, the stores, the SQL checkpointer,
+//! the memory store and the support tools, on SQLite or PostgreSQL via sqlx.
+//!
+//! One [`Database`] handle serves both databases. It is an enum of the two
+//! native pools rather than sqlx's `Any` driver, because `Any` cannot carry
+//! timestamps or JSON; every query is written once, with `$1` placeholders
+//! (which SQLite accepts too), and run on whichever pool is open. Rows are
+//! read into private row structs and mapped to the shared `aics-types`, which
+//! never derive sqlx traits.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), aics_db::DbError> {
+//! let db = aics_db::Database::connect("sqlite://data/aics.db").await?;
+//! db.migrate().await?;
+//! db.seed().await?;
+//! let tools = aics_db::support_tools(&db);
+//! assert!(tools.get("order_query").is_some());
+//! # Ok(()) }
+//! ```
+//!
+//! # Layout
+//! - `lib.rs` (this file): [`Database`], connecting, migrating, [`DbError`].
+//! - [`conversations`]: conversations (with their handling state), messages
+//!   and the stored turn traces.
+//! - [`approvals`]: sensitive tool calls held for a supervisor; tokens are
+//!   stored as SHA-256 hashes and are single use; the row is the audit record.
+//! - [`users`]: accounts with argon2id password hashes and a role.
+//! - [`memories`]: long-term memory per customer and [`SqlMemoryStore`].
+//! - [`checkpoints`]: every node of every run and [`SqlCheckpointer`].
+//! - [`commerce`]: orders, logistics events, tickets and knowledge articles,
+//!   read and written by the tools.
+//! - [`tools`]: the five support tools and [`support_tools`].
+//! - [`search`]: how text is cut into full-text search terms (English words
+//!   and Chinese character pairs).
+//! - [`seed`]: the demo company, inserted once on first start.
+//! - `migrations/sqlite`, `migrations/postgres`: the schema, embedded with
+//!   `sqlx::migrate!`; never edited once landed.
+//!
+//! # Durability
+//! - **SQLite** runs in WAL mode with `synchronous = NORMAL`. In WAL mode
+//!   NORMAL never corrupts the database and loses nothing when the process
+//!   crashes; only an OS crash or power cut may roll back the last few
+//!   commits. That is the trade a chat console wants: a checkpoint is written
+//!   after every node, and FULL would add an fsync to each of them. (LangGraph's
+//!   SQLite checkpointer is benchmarked at the same setting.) `busy_timeout`
+//!   is 5 s so the one writer at a time that SQLite allows makes the others
+//!   wait rather than fail; foreign keys are on.
+//! - **Pool sizes** fit a 2-core machine: SQLite gets 4 connections (WAL lets
+//!   readers run beside the single writer; more would only queue on the write
+//!   lock), PostgreSQL 5 (about 2 × cores + 1, the usual rule for a small
+//!   server, leaving the database room for other instances). An in-memory
+//!   SQLite database gets exactly one connection, since each connection
+//!   would otherwise see its own empty database.
+//! - **PostgreSQL** keeps its defaults (`synchronous_commit = on`): several
+//!   instances share it, so a commit is durable once acknowledged.
 #![forbid(unsafe_code)]
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+/// Runs `$body` with `$pool` bound to whichever pool the database has. The
+/// body is compiled once per backend, so the same query text and row struct
+/// serve both.
+macro_rules! with_pool {
+    ($db:expr, $pool:ident => $body:expr) => {
+        match $db {
+            $crate::Database::Sqlite($pool) => $body,
+            $crate::Database::Postgres($pool) => $body,
+        }
+    };
+}
+
+pub mod approvals;
+pub mod checkpoints;
+pub mod commerce;
+pub mod conversations;
+pub mod memories;
+pub mod search;
+pub mod seed;
+pub mod tools;
+pub mod users;
+
+pub use approvals::{new_approval_token, NewApproval};
+pub use checkpoints::SqlCheckpointer;
+pub use memories::SqlMemoryStore;
+pub use tools::{normalize_order_id, support_tools};
+pub use users::DefaultAccount;
+
+/// The SQLite pool size; see the crate docs on durability.
+pub const SQLITE_MAX_CONNECTIONS: u32 = 4;
+/// The PostgreSQL pool size; see the crate docs on durability.
+pub const POSTGRES_MAX_CONNECTIONS: u32 = 5;
+
+/// What can go wrong in the persistence layer. The doc line of each variant
+/// says which HTTP status the server should answer with.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// The database failed or is unreachable (500, logged, never echoed).
+    #[error("database error: {0}")]
+    Sqlx(#[from] sqlx::Error),
+    /// Applying the migrations failed (startup error).
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The database URL is neither `sqlite:` nor `postgres:` (startup error).
+    #[error("unsupported database URL {0:?}: expected sqlite://… or postgres://…")]
+    UnsupportedUrl(String),
+    /// The SQLite file's folder could not be created (startup error).
+    #[error("cannot create the database folder: {0}")]
+    Io(#[from] std::io::Error),
+    /// The thing asked for does not exist (404).
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The input breaks a rule, e.g. a rejection without a reason (400).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// An approval was already decided; decisions happen exactly once (409).
+    #[error("approval {id} was already decided ({status})")]
+    AlreadyDecided {
+        /// The approval (tool-call) id.
+        id: String,
+        /// What it was decided as: `approved` or `rejected`.
+        status: String,
+    },
+    /// The approval token is wrong or was already used (403).
+    #[error("the approval token is invalid or was already used")]
+    InvalidToken,
+    /// A stored value could not be read back (500).
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    /// Hashing or checking a password failed (500).
+    #[error("password hashing failed: {0}")]
+    Password(String),
+}
+
+/// The database: SQLite (one file, WAL) or PostgreSQL. Cloning is cheap; the
+/// clones share one pool.
+#[derive(Debug, Clone)]
+pub enum Database {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+impl From<SqlitePool> for Database {
+    fn from(pool: SqlitePool) -> Self {
+        Self::Sqlite(pool)
+    }
+}
+
+impl From<PgPool> for Database {
+    fn from(pool: PgPool) -> Self {
+        Self::Postgres(pool)
+    }
+}
+
+impl Database {
+    /// Opens a pool on `sqlite://path` (the file and its folder are created
+    /// when missing) or `postgres://user:pass@host/db`.
+    #[tracing::instrument(skip_all, fields(backend))]
+    pub async fn connect(url: &str) -> Result<Self, DbError> {
+        if url.starts_with("sqlite:") {
+            tracing::Span::current().record("backend", "sqlite");
+            let options = SqliteConnectOptions::from_str(url)?;
+            let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+            if !in_memory {
+                if let Some(dir) = options.get_filename().parent() {
+                    if !dir.as_os_str().is_empty() {
+                        std::fs::create_dir_all(dir)?;
+                    }
+                }
+            }
+            let options = sqlite_options(options);
+            let pool = SqlitePoolOptions::new()
+                .max_connections(if in_memory { 1 } else { SQLITE_MAX_CONNECTIONS })
+                .min_connections(1)
+                .acquire_timeout(Duration::from_secs(10))
+                // An in-memory database lives as long as its connection.
+                .idle_timeout(if in_memory {
+                    None
+                } else {
+                    Some(Duration::from_secs(600))
+                })
+                .max_lifetime(if in_memory {
+                    None
+                } else {
+                    Some(Duration::from_secs(1800))
+                })
+                .connect_with(options)
+                .await?;
+            Ok(Self::Sqlite(pool))
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            tracing::Span::current().record("backend", "postgres");
+            let options = PgConnectOptions::from_str(url)?;
+            let pool = PgPoolOptions::new()
+                .max_connections(POSTGRES_MAX_CONNECTIONS)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(options)
+                .await?;
+            Ok(Self::Postgres(pool))
+        } else {
+            Err(DbError::UnsupportedUrl(redact(url)))
+        }
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Self::Sqlite(_) => "sqlite",
+            Self::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Applies the pending migrations of this backend.
+    #[tracing::instrument(skip_all, fields(backend = self.backend()))]
+    pub async fn migrate(&self) -> Result<(), DbError> {
+        match self {
+            Self::Sqlite(pool) => sqlx::migrate!("./migrations/sqlite").run(pool).await?,
+            Self::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await?,
+        }
+        Ok(())
+    }
+
+    /// Inserts the demo company's data unless it is already there.
+    pub async fn seed(&self) -> Result<seed::SeedReport, DbError> {
+        seed::seed(self).await
+    }
+
+    /// Checks that the database answers.
+    #[tracing::instrument(skip_all, fields(backend = self.backend()))]
+    pub async fn ping(&self) -> Result<(), DbError> {
+        with_pool!(self, pool => sqlx::query("SELECT 1").execute(pool).await?.rows_affected());
+        Ok(())
+    }
+
+    /// Closes the pool, waiting for connections in use to come back.
+    pub async fn close(&self) {
+        with_pool!(self, pool => pool.close().await);
+    }
+}
+
+/// The SQLite settings of the crate docs' durability section.
+fn sqlite_options(options: SqliteConnectOptions) -> SqliteConnectOptions {
+    options
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(Duration::from_secs(5))
+        .foreign_keys(true)
+}
+
+/// Applies aics's SQLite settings to options built elsewhere (tests get
+/// theirs from `#[sqlx::test]`).
+pub fn sqlite_connect_options(options: SqliteConnectOptions) -> SqliteConnectOptions {
+    sqlite_options(options)
+}
+
+/// A URL without its password, for error messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.find('@')) {
+        (Some(scheme), Some(at)) if at > scheme => format!("{}://…{}", &url[..scheme], &url[at..]),
+        _ => url.to_owned(),
+    }
+}
+
+/// Reads a stored enum name back, or says the row is corrupt.
+pub(crate) fn parse_stored<T>(
+    what: &str,
+    value: &str,
+    parse: fn(&str) -> Option<T>,
+) -> Result<T, DbError> {
+    parse(value).ok_or_else(|| DbError::Corrupt(format!("unknown {what} {value:?}")))
+}
+
+/// The current time, the one clock every store writes with.
+pub(crate) fn now() -> aics_types::Timestamp {
+    chrono::Utc::now()
+}

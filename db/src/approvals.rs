@@ -1,0 +1,275 @@
+//! Approvals: sensitive tool calls held for a supervisor.
+//!
+//! An approval is keyed by its tool-call id. Its token is handed out once
+//! (in the turn's trace) and stored only as a SHA-256 hash; a decision made
+//! with it clears the hash, so the token works once. A decision happens
+//! exactly once: the update only matches a row that is still pending, so two
+//! racing decisions cannot both win. The row keeps who decided, when, why,
+//! how, and the arguments proposed and approved: it is the audit record.
+
+use aics_types::{Approval, ApprovalDecision, ApprovalStatus, Timestamp};
+use rand::RngCore;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use sqlx::types::Json;
+
+use crate::{now, parse_stored, Database, DbError};
+
+/// How many customer messages an approval shows as context.
+const CONTEXT_MESSAGES: u32 = 6;
+
+/// A sensitive call to hold for a supervisor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewApproval {
+    /// The tool-call id.
+    pub id: String,
+    pub session_id: String,
+    pub graph_execution_id: String,
+    pub tool: String,
+    pub proposed_args: Value,
+    /// Why the policy holds the call.
+    pub policy_reason: String,
+}
+
+/// A fresh unguessable token: 32 random bytes, hex.
+pub fn new_approval_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+/// The stored form of a token.
+pub fn hash_token(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+#[derive(sqlx::FromRow)]
+struct ApprovalRow {
+    id: String,
+    session_id: String,
+    graph_execution_id: String,
+    tool: String,
+    proposed_args: Json<Value>,
+    approved_args: Option<Json<Value>>,
+    policy_reason: String,
+    status: String,
+    created_at: Timestamp,
+    decided_by: Option<String>,
+    decided_at: Option<Timestamp>,
+    decision_reason: Option<String>,
+}
+
+impl TryFrom<ApprovalRow> for Approval {
+    type Error = DbError;
+    fn try_from(r: ApprovalRow) -> Result<Self, DbError> {
+        Ok(Approval {
+            status: parse_stored("approval status", &r.status, ApprovalStatus::parse)?,
+            id: r.id,
+            session_id: r.session_id,
+            graph_execution_id: r.graph_execution_id,
+            tool: r.tool,
+            proposed_args: r.proposed_args.0,
+            approved_args: r.approved_args.map(|j| j.0),
+            policy_reason: r.policy_reason,
+            context: Vec::new(),
+            created_at: r.created_at,
+            decided_by: r.decided_by,
+            decided_at: r.decided_at,
+            decision_reason: r.decision_reason,
+        })
+    }
+}
+
+const COLUMNS: &str = "id, session_id, graph_execution_id, tool, proposed_args, approved_args, \
+     policy_reason, status, created_at, decided_by, decided_at, decision_reason";
+
+impl Database {
+    /// Stores a pending approval whose token is `token` (kept only as its
+    /// hash). Several calls of one step may share a token; each is still
+    /// decided once. Creating the same tool-call id again changes nothing, so
+    /// a re-run step does not reset a decision.
+    #[tracing::instrument(skip_all, fields(id = %new.id, tool = %new.tool))]
+    pub async fn create_approval(
+        &self,
+        new: &NewApproval,
+        token: &str,
+    ) -> Result<Approval, DbError> {
+        if token.len() < 16 {
+            return Err(DbError::InvalidInput(
+                "an approval token must be at least 16 characters".into(),
+            ));
+        }
+        with_pool!(self, pool => sqlx::query(
+            "INSERT INTO approvals (id, session_id, graph_execution_id, tool, proposed_args, \
+             policy_reason, status, token_hash, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(&new.id)
+        .bind(&new.session_id)
+        .bind(&new.graph_execution_id)
+        .bind(&new.tool)
+        .bind(Json(&new.proposed_args))
+        .bind(&new.policy_reason)
+        .bind(hash_token(token))
+        .bind(now())
+        .execute(pool)
+        .await?
+        .rows_affected());
+        self.approval(&new.id)
+            .await?
+            .ok_or_else(|| DbError::NotFound(format!("approval {}", new.id)))
+    }
+
+    /// One approval with its conversation context.
+    #[tracing::instrument(skip_all, fields(id))]
+    pub async fn approval(&self, id: &str) -> Result<Option<Approval>, DbError> {
+        tracing::Span::current().record("id", id);
+        let sql = format!("SELECT {COLUMNS} FROM approvals WHERE id = $1");
+        let row = with_pool!(self, pool => sqlx::query_as::<_, ApprovalRow>(&sql)
+            .bind(id)
+            .fetch_optional(pool)
+            .await?);
+        match row {
+            Some(row) => Ok(Some(self.with_context(Approval::try_from(row)?).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Pending approvals, oldest first, each with its conversation context.
+    #[tracing::instrument(skip_all)]
+    pub async fn list_pending_approvals(&self) -> Result<Vec<Approval>, DbError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM approvals WHERE status = 'pending' ORDER BY created_at, id"
+        );
+        self.approvals_where(&sql, None).await
+    }
+
+    /// The approvals of one graph run, oldest first.
+    #[tracing::instrument(skip_all, fields(graph_execution_id))]
+    pub async fn approvals_of_execution(
+        &self,
+        graph_execution_id: &str,
+    ) -> Result<Vec<Approval>, DbError> {
+        tracing::Span::current().record("graph_execution_id", graph_execution_id);
+        let sql = format!(
+            "SELECT {COLUMNS} FROM approvals WHERE graph_execution_id = $1 ORDER BY created_at, id"
+        );
+        self.approvals_where(&sql, Some(graph_execution_id)).await
+    }
+
+    /// Decided approvals, newest first: the audit log.
+    #[tracing::instrument(skip_all, fields(limit))]
+    pub async fn decided_approvals(&self, limit: u32) -> Result<Vec<Approval>, DbError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM approvals WHERE status <> 'pending' \
+             ORDER BY decided_at DESC, id LIMIT {}",
+            limit.min(1000)
+        );
+        self.approvals_where(&sql, None).await
+    }
+
+    async fn approvals_where(
+        &self,
+        sql: &str,
+        arg: Option<&str>,
+    ) -> Result<Vec<Approval>, DbError> {
+        let rows = with_pool!(self, pool => {
+            let mut q = sqlx::query_as::<_, ApprovalRow>(sql);
+            if let Some(arg) = arg {
+                q = q.bind(arg);
+            }
+            q.fetch_all(pool).await?
+        });
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            out.push(self.with_context(Approval::try_from(row)?).await?);
+        }
+        Ok(out)
+    }
+
+    async fn with_context(&self, mut approval: Approval) -> Result<Approval, DbError> {
+        approval.context = self
+            .recent_messages(&approval.session_id, CONTEXT_MESSAGES)
+            .await?;
+        Ok(approval)
+    }
+
+    /// Decides a pending approval, exactly once.
+    ///
+    /// With `decision.token` the token must match and is used up; without it
+    /// the caller vouches for `decided_by` (a signed-in supervisor). A
+    /// rejection needs a reason. Fails with [`DbError::AlreadyDecided`] when
+    /// the approval was decided before, [`DbError::InvalidToken`] when the
+    /// token is wrong or used, [`DbError::NotFound`] when there is no such id.
+    #[tracing::instrument(skip_all, fields(id, approve = decision.approve, decided_by))]
+    pub async fn decide_approval(
+        &self,
+        id: &str,
+        decision: &ApprovalDecision,
+        decided_by: &str,
+    ) -> Result<Approval, DbError> {
+        let span = tracing::Span::current();
+        span.record("id", id);
+        span.record("decided_by", decided_by);
+        let reason = decision
+            .reason
+            .as_deref()
+            .map(str::trim)
+            .filter(|r| !r.is_empty());
+        if !decision.approve && reason.is_none() {
+            return Err(DbError::InvalidInput("a rejection needs a reason".into()));
+        }
+        if decided_by.trim().is_empty() {
+            return Err(DbError::InvalidInput(
+                "a decision needs the name of who decided".into(),
+            ));
+        }
+        let status = if decision.approve {
+            ApprovalStatus::Approved
+        } else {
+            ApprovalStatus::Rejected
+        };
+        // Approved arguments: the supervisor's edit, else what was proposed.
+        let approved_args = decision.approve.then(|| decision.args.clone()).flatten();
+        let token_hash = decision.token.as_deref().map(hash_token);
+        let via = if token_hash.is_some() {
+            "token"
+        } else {
+            "session"
+        };
+        // One conditional update: it matches only a pending row (and, with a
+        // token, only the right unused token), so a decision happens once.
+        let changed = with_pool!(self, pool => sqlx::query(
+            "UPDATE approvals SET status = $2, decided_by = $3, decided_at = $4, \
+             decision_reason = $5, decided_via = $6, \
+             approved_args = CASE WHEN $2 = 'approved' THEN COALESCE($7, proposed_args) ELSE NULL END, \
+             token_hash = CASE WHEN $8 IS NULL THEN token_hash ELSE NULL END \
+             WHERE id = $1 AND status = 'pending' AND ($8 IS NULL OR token_hash = $8)",
+        )
+        .bind(id)
+        .bind(status.as_str())
+        .bind(decided_by)
+        .bind(now())
+        .bind(reason)
+        .bind(via)
+        .bind(approved_args.as_ref().map(Json))
+        .bind(token_hash.as_deref())
+        .execute(pool)
+        .await?
+        .rows_affected());
+        let approval = self
+            .approval(id)
+            .await?
+            .ok_or_else(|| DbError::NotFound(format!("approval {id}")))?;
+        if changed == 1 {
+            return Ok(approval);
+        }
+        if approval.status != ApprovalStatus::Pending {
+            return Err(DbError::AlreadyDecided {
+                id: id.to_owned(),
+                status: approval.status.as_str().to_owned(),
+            });
+        }
+        Err(DbError::InvalidToken)
+    }
+}

@@ -1,0 +1,194 @@
+//! Checkpoints: the graph state after every node of every run, and
+//! [`SqlCheckpointer`], the engine's [`Checkpointer`] on this database.
+
+use aics_agent::checkpoint::{Checkpoint, CheckpointError, Checkpointer, Interrupt};
+use aics_types::{CheckpointView, Timestamp};
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::types::Json;
+
+use crate::{Database, DbError};
+
+#[derive(sqlx::FromRow)]
+struct CheckpointRow {
+    thread_id: String,
+    checkpoint_id: String,
+    parent_id: Option<String>,
+    step: i64,
+    node: String,
+    next_node: Option<String>,
+    state: Json<Value>,
+    pending_interrupts: Json<Vec<Interrupt>>,
+    created_at: Timestamp,
+}
+
+impl TryFrom<CheckpointRow> for Checkpoint {
+    type Error = DbError;
+    fn try_from(r: CheckpointRow) -> Result<Self, DbError> {
+        Ok(Checkpoint {
+            step: u32::try_from(r.step)
+                .map_err(|_| DbError::Corrupt(format!("checkpoint step {}", r.step)))?,
+            thread_id: r.thread_id,
+            checkpoint_id: r.checkpoint_id,
+            parent_id: r.parent_id,
+            node: r.node,
+            next: r.next_node,
+            state: r.state.0,
+            pending_interrupts: r.pending_interrupts.0,
+            created_at: r.created_at,
+        })
+    }
+}
+
+const COLUMNS: &str = "thread_id, checkpoint_id, parent_id, step, node, next_node, state, \
+     pending_interrupts, created_at";
+
+impl Database {
+    /// Saves a checkpoint; saving the same checkpoint id again changes nothing.
+    #[tracing::instrument(skip_all, fields(thread_id = %cp.thread_id, step = cp.step, node = %cp.node))]
+    pub async fn put_checkpoint(&self, cp: &Checkpoint) -> Result<(), DbError> {
+        with_pool!(self, pool => sqlx::query(
+            "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, next_node, \
+             state, pending_interrupts, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             ON CONFLICT (thread_id, checkpoint_id) DO NOTHING",
+        )
+        .bind(&cp.thread_id)
+        .bind(&cp.checkpoint_id)
+        .bind(&cp.parent_id)
+        .bind(i64::from(cp.step))
+        .bind(&cp.node)
+        .bind(&cp.next)
+        .bind(Json(&cp.state))
+        .bind(Json(&cp.pending_interrupts))
+        .bind(cp.created_at)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(())
+    }
+
+    /// The newest checkpoint of a run.
+    #[tracing::instrument(skip_all, fields(thread_id))]
+    pub async fn latest_checkpoint(&self, thread_id: &str) -> Result<Option<Checkpoint>, DbError> {
+        tracing::Span::current().record("thread_id", thread_id);
+        let sql = format!(
+            "SELECT {COLUMNS} FROM checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1"
+        );
+        let row = with_pool!(self, pool => sqlx::query_as::<_, CheckpointRow>(&sql)
+            .bind(thread_id)
+            .fetch_optional(pool)
+            .await?);
+        row.map(Checkpoint::try_from).transpose()
+    }
+
+    /// One checkpoint of a run.
+    #[tracing::instrument(skip_all, fields(thread_id, checkpoint_id))]
+    pub async fn checkpoint(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+    ) -> Result<Option<Checkpoint>, DbError> {
+        let span = tracing::Span::current();
+        span.record("thread_id", thread_id);
+        span.record("checkpoint_id", checkpoint_id);
+        let sql = format!(
+            "SELECT {COLUMNS} FROM checkpoints WHERE thread_id = $1 AND checkpoint_id = $2"
+        );
+        let row = with_pool!(self, pool => sqlx::query_as::<_, CheckpointRow>(&sql)
+            .bind(thread_id)
+            .bind(checkpoint_id)
+            .fetch_optional(pool)
+            .await?);
+        row.map(Checkpoint::try_from).transpose()
+    }
+
+    /// Every checkpoint of a run, oldest first.
+    #[tracing::instrument(skip_all, fields(thread_id))]
+    pub async fn list_checkpoints(&self, thread_id: &str) -> Result<Vec<Checkpoint>, DbError> {
+        tracing::Span::current().record("thread_id", thread_id);
+        let sql = format!("SELECT {COLUMNS} FROM checkpoints WHERE thread_id = $1 ORDER BY seq");
+        let rows = with_pool!(self, pool => sqlx::query_as::<_, CheckpointRow>(&sql)
+            .bind(thread_id)
+            .fetch_all(pool)
+            .await?);
+        rows.into_iter().map(Checkpoint::try_from).collect()
+    }
+
+    /// A run's checkpoints as the trace view shows them.
+    pub async fn checkpoint_views(&self, thread_id: &str) -> Result<Vec<CheckpointView>, DbError> {
+        Ok(self
+            .list_checkpoints(thread_id)
+            .await?
+            .into_iter()
+            .map(|c| CheckpointView {
+                checkpoint_id: c.checkpoint_id,
+                parent_id: c.parent_id,
+                thread_id: c.thread_id,
+                step: c.step,
+                node: c.node,
+                state: c.state,
+                pending_interrupts: c.pending_interrupts.into_iter().map(|i| i.id).collect(),
+                created_at: c.created_at,
+            })
+            .collect())
+    }
+}
+
+/// The engine's [`Checkpointer`] on SQLite or PostgreSQL: a paused run can
+/// be resumed by any server that shares the database.
+#[derive(Debug, Clone)]
+pub struct SqlCheckpointer {
+    db: Database,
+}
+
+impl SqlCheckpointer {
+    pub fn new(db: Database) -> Self {
+        Self { db }
+    }
+}
+
+fn store_error(e: DbError) -> CheckpointError {
+    match e {
+        DbError::Corrupt(m) => CheckpointError::Corrupt(m),
+        // A JSON column that no longer parses is corruption, not an outage.
+        DbError::Sqlx(sqlx::Error::ColumnDecode { index, source }) => {
+            CheckpointError::Corrupt(format!("column {index}: {source}"))
+        }
+        other => CheckpointError::Store(other.to_string()),
+    }
+}
+
+#[async_trait]
+impl Checkpointer for SqlCheckpointer {
+    async fn put(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+        self.db
+            .put_checkpoint(checkpoint)
+            .await
+            .map_err(store_error)
+    }
+
+    async fn latest(&self, thread_id: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        self.db
+            .latest_checkpoint(thread_id)
+            .await
+            .map_err(store_error)
+    }
+
+    async fn get(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        self.db
+            .checkpoint(thread_id, checkpoint_id)
+            .await
+            .map_err(store_error)
+    }
+
+    async fn list(&self, thread_id: &str) -> Result<Vec<Checkpoint>, CheckpointError> {
+        self.db
+            .list_checkpoints(thread_id)
+            .await
+            .map_err(store_error)
+    }
+}

@@ -1,0 +1,365 @@
+//! Conversations (one per session id, with who handles it), their messages
+//! and the stored traces of their turns.
+
+use aics_types::{
+    ChatMessage, ChatTurnTraceResult, ConversationDetail, ConversationSummary, HandlingState,
+    MessageRole, Timestamp, TurnDetail,
+};
+use sqlx::types::Json;
+
+use crate::{now, parse_stored, Database, DbError};
+
+#[derive(sqlx::FromRow)]
+struct SummaryRow {
+    session_id: String,
+    title: String,
+    handling: String,
+    last_message: Option<String>,
+    updated_at: Timestamp,
+}
+
+impl TryFrom<SummaryRow> for ConversationSummary {
+    type Error = DbError;
+    fn try_from(r: SummaryRow) -> Result<Self, DbError> {
+        Ok(ConversationSummary {
+            session_id: r.session_id,
+            title: r.title,
+            handling: parse_stored("handling state", &r.handling, HandlingState::parse)?,
+            last_message: r.last_message,
+            updated_at: r.updated_at,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct MessageRow {
+    id: i64,
+    role: String,
+    content: String,
+    graph_execution_id: Option<String>,
+    created_at: Timestamp,
+}
+
+fn role_name(role: MessageRole) -> &'static str {
+    match role {
+        MessageRole::Customer => "customer",
+        MessageRole::Assistant => "assistant",
+        MessageRole::System => "system",
+    }
+}
+
+fn parse_role(name: &str) -> Option<MessageRole> {
+    Some(match name {
+        "customer" => MessageRole::Customer,
+        "assistant" => MessageRole::Assistant,
+        "system" => MessageRole::System,
+        _ => return None,
+    })
+}
+
+impl TryFrom<MessageRow> for ChatMessage {
+    type Error = DbError;
+    fn try_from(r: MessageRow) -> Result<Self, DbError> {
+        Ok(ChatMessage {
+            id: r.id,
+            role: parse_stored("message role", &r.role, parse_role)?,
+            content: r.content,
+            graph_execution_id: r.graph_execution_id,
+            created_at: r.created_at,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct TraceRow {
+    trace: Json<ChatTurnTraceResult>,
+}
+
+/// The summary query: the last message comes from a correlated subquery so
+/// that one statement serves the list and the single lookup.
+const SUMMARY_SELECT: &str = "SELECT c.session_id, c.title, c.handling, c.updated_at, \
+     (SELECT m.content FROM messages m WHERE m.session_id = c.session_id \
+      ORDER BY m.id DESC LIMIT 1) AS last_message \
+     FROM conversations c";
+
+/// The longest title made from a first message, in characters.
+const TITLE_CHARS: usize = 60;
+
+/// A conversation title from its first message.
+pub fn title_from(message: &str) -> String {
+    let line = message.trim().lines().next().unwrap_or_default();
+    let mut title: String = line.chars().take(TITLE_CHARS).collect();
+    if line.chars().count() > TITLE_CHARS {
+        title.push('…');
+    }
+    if title.is_empty() {
+        "New conversation".to_owned()
+    } else {
+        title
+    }
+}
+
+impl Database {
+    /// The conversation of a session, created (handled by the AI) when new.
+    /// An existing conversation keeps its title; it gains a customer id if it
+    /// had none.
+    #[tracing::instrument(skip_all, fields(session_id))]
+    pub async fn ensure_conversation(
+        &self,
+        session_id: &str,
+        customer_id: Option<&str>,
+        title: &str,
+    ) -> Result<ConversationSummary, DbError> {
+        tracing::Span::current().record("session_id", session_id);
+        let at = now();
+        with_pool!(self, pool => {
+            sqlx::query(
+                "INSERT INTO conversations (session_id, customer_id, title, handling, created_at, updated_at) \
+                 VALUES ($1, $2, $3, 'ai', $4, $4) ON CONFLICT (session_id) DO UPDATE \
+                 SET customer_id = COALESCE(conversations.customer_id, excluded.customer_id)",
+            )
+            .bind(session_id)
+            .bind(customer_id)
+            .bind(title)
+            .bind(at)
+            .execute(pool)
+            .await?;
+        });
+        self.conversation(session_id)
+            .await?
+            .ok_or_else(|| DbError::NotFound(format!("conversation {session_id}")))
+    }
+
+    /// One conversation's summary.
+    #[tracing::instrument(skip_all, fields(session_id))]
+    pub async fn conversation(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<ConversationSummary>, DbError> {
+        tracing::Span::current().record("session_id", session_id);
+        let sql = format!("{SUMMARY_SELECT} WHERE c.session_id = $1");
+        let row = with_pool!(self, pool => sqlx::query_as::<_, SummaryRow>(&sql)
+            .bind(session_id)
+            .fetch_optional(pool)
+            .await?);
+        row.map(ConversationSummary::try_from).transpose()
+    }
+
+    /// The customer a conversation is with, when known.
+    #[tracing::instrument(skip_all, fields(session_id))]
+    pub async fn conversation_customer(&self, session_id: &str) -> Result<Option<String>, DbError> {
+        tracing::Span::current().record("session_id", session_id);
+        let row: Option<(Option<String>,)> = with_pool!(self, pool => sqlx::query_as(
+            "SELECT customer_id FROM conversations WHERE session_id = $1",
+        )
+        .bind(session_id)
+        .fetch_optional(pool)
+        .await?);
+        Ok(row.and_then(|(c,)| c))
+    }
+
+    /// Conversations, most recently active first, with their last message.
+    #[tracing::instrument(skip_all, fields(limit))]
+    pub async fn list_conversations(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<ConversationSummary>, DbError> {
+        let sql = format!("{SUMMARY_SELECT} ORDER BY c.updated_at DESC, c.session_id LIMIT $1");
+        let rows = with_pool!(self, pool => sqlx::query_as::<_, SummaryRow>(&sql)
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await?);
+        rows.into_iter()
+            .map(ConversationSummary::try_from)
+            .collect()
+    }
+
+    /// Sets who handles a conversation; `NotFound` if there is none.
+    #[tracing::instrument(skip_all, fields(session_id, handling = state.as_str()))]
+    pub async fn set_handling(
+        &self,
+        session_id: &str,
+        state: HandlingState,
+    ) -> Result<(), DbError> {
+        tracing::Span::current().record("session_id", session_id);
+        let done = with_pool!(self, pool => sqlx::query(
+            "UPDATE conversations SET handling = $2, updated_at = $3 WHERE session_id = $1",
+        )
+        .bind(session_id)
+        .bind(state.as_str())
+        .bind(now())
+        .execute(pool)
+        .await?
+        .rows_affected());
+        if done == 0 {
+            return Err(DbError::NotFound(format!("conversation {session_id}")));
+        }
+        Ok(())
+    }
+
+    /// Appends a message to an existing conversation and touches it.
+    #[tracing::instrument(skip_all, fields(session_id, role = role_name(role)))]
+    pub async fn append_message(
+        &self,
+        session_id: &str,
+        role: MessageRole,
+        content: &str,
+        graph_execution_id: Option<&str>,
+    ) -> Result<ChatMessage, DbError> {
+        tracing::Span::current().record("session_id", session_id);
+        let at = now();
+        let row = with_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let touched = sqlx::query("UPDATE conversations SET updated_at = $2 WHERE session_id = $1")
+                .bind(session_id)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if touched == 0 {
+                return Err(DbError::NotFound(format!("conversation {session_id}")));
+            }
+            let row = sqlx::query_as::<_, MessageRow>(
+                "INSERT INTO messages (session_id, role, content, graph_execution_id, created_at) \
+                 VALUES ($1, $2, $3, $4, $5) \
+                 RETURNING id, role, content, graph_execution_id, created_at",
+            )
+            .bind(session_id)
+            .bind(role_name(role))
+            .bind(content)
+            .bind(graph_execution_id)
+            .bind(at)
+            .fetch_one(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            row
+        });
+        ChatMessage::try_from(row)
+    }
+
+    /// A conversation's messages, oldest first.
+    #[tracing::instrument(skip_all, fields(session_id))]
+    pub async fn list_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>, DbError> {
+        tracing::Span::current().record("session_id", session_id);
+        let rows = with_pool!(self, pool => sqlx::query_as::<_, MessageRow>(
+            "SELECT id, role, content, graph_execution_id, created_at FROM messages \
+             WHERE session_id = $1 ORDER BY id",
+        )
+        .bind(session_id)
+        .fetch_all(pool)
+        .await?);
+        rows.into_iter().map(ChatMessage::try_from).collect()
+    }
+
+    /// The last `n` messages of a conversation, oldest first.
+    #[tracing::instrument(skip_all, fields(session_id, n))]
+    pub async fn recent_messages(
+        &self,
+        session_id: &str,
+        n: u32,
+    ) -> Result<Vec<ChatMessage>, DbError> {
+        tracing::Span::current().record("session_id", session_id);
+        let rows = with_pool!(self, pool => sqlx::query_as::<_, MessageRow>(
+            "SELECT id, role, content, graph_execution_id, created_at FROM messages \
+             WHERE session_id = $1 ORDER BY id DESC LIMIT $2",
+        )
+        .bind(session_id)
+        .bind(i64::from(n))
+        .fetch_all(pool)
+        .await?);
+        let mut messages = rows
+            .into_iter()
+            .map(ChatMessage::try_from)
+            .collect::<Result<Vec<_>, _>>()?;
+        messages.reverse();
+        Ok(messages)
+    }
+
+    /// Saves a turn's trace; saving the same graph execution id again
+    /// replaces it (a paused turn is saved, then saved again when it ends).
+    #[tracing::instrument(skip_all, fields(graph_execution_id = %trace.graph_execution_id))]
+    pub async fn save_turn(&self, trace: &ChatTurnTraceResult) -> Result<(), DbError> {
+        let duration_ms = i64::try_from(trace.duration_ms).unwrap_or(i64::MAX);
+        with_pool!(self, pool => sqlx::query(
+            "INSERT INTO turns (graph_execution_id, session_id, intent, stop_reason, pending_approval, \
+             duration_ms, llm_calls, steps_taken, trace, started_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+             ON CONFLICT (graph_execution_id) DO UPDATE SET \
+             intent = excluded.intent, stop_reason = excluded.stop_reason, \
+             pending_approval = excluded.pending_approval, duration_ms = excluded.duration_ms, \
+             llm_calls = excluded.llm_calls, steps_taken = excluded.steps_taken, \
+             trace = excluded.trace, updated_at = excluded.updated_at",
+        )
+        .bind(&trace.graph_execution_id)
+        .bind(&trace.session_id)
+        .bind(trace.intent.as_str())
+        .bind(trace.stop_reason.map(|s| s.as_str()))
+        .bind(trace.pending_approval)
+        .bind(duration_ms)
+        .bind(i64::from(trace.llm_calls))
+        .bind(i64::from(trace.steps_taken))
+        .bind(Json(trace))
+        .bind(trace.started_at)
+        .bind(now())
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(())
+    }
+
+    /// One turn's trace by its graph execution id.
+    #[tracing::instrument(skip_all, fields(graph_execution_id))]
+    pub async fn turn(
+        &self,
+        graph_execution_id: &str,
+    ) -> Result<Option<ChatTurnTraceResult>, DbError> {
+        tracing::Span::current().record("graph_execution_id", graph_execution_id);
+        let row = with_pool!(self, pool => sqlx::query_as::<_, TraceRow>(
+            "SELECT trace FROM turns WHERE graph_execution_id = $1",
+        )
+        .bind(graph_execution_id)
+        .fetch_optional(pool)
+        .await?);
+        Ok(row.map(|r| r.trace.0))
+    }
+
+    /// A session's turns, oldest first.
+    #[tracing::instrument(skip_all, fields(session_id))]
+    pub async fn list_turns(&self, session_id: &str) -> Result<Vec<ChatTurnTraceResult>, DbError> {
+        tracing::Span::current().record("session_id", session_id);
+        let rows = with_pool!(self, pool => sqlx::query_as::<_, TraceRow>(
+            "SELECT trace FROM turns WHERE session_id = $1 ORDER BY started_at, graph_execution_id",
+        )
+        .bind(session_id)
+        .fetch_all(pool)
+        .await?);
+        Ok(rows.into_iter().map(|r| r.trace.0).collect())
+    }
+
+    /// A turn with its checkpoints, for the step-by-step trace view.
+    pub async fn turn_detail(
+        &self,
+        graph_execution_id: &str,
+    ) -> Result<Option<TurnDetail>, DbError> {
+        let Some(trace) = self.turn(graph_execution_id).await? else {
+            return Ok(None);
+        };
+        let checkpoints = self.checkpoint_views(graph_execution_id).await?;
+        Ok(Some(TurnDetail { trace, checkpoints }))
+    }
+
+    /// A conversation with its messages and turns.
+    pub async fn conversation_detail(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<ConversationDetail>, DbError> {
+        let Some(summary) = self.conversation(session_id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(ConversationDetail {
+            summary,
+            messages: self.list_messages(session_id).await?,
+            turns: self.list_turns(session_id).await?,
+        }))
+    }
+}

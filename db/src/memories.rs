@@ -1,0 +1,97 @@
+//! Long-term memory: what a customer asked the agent to remember, and
+//! [`SqlMemoryStore`], the engine's [`MemoryStore`] on this database.
+
+use aics_agent::memory::{MemoryError, MemoryStore};
+use async_trait::async_trait;
+
+use crate::{now, Database, DbError};
+
+/// The longest memory kept, in characters; longer text is refused.
+pub const MAX_MEMORY_CHARS: usize = 1_000;
+
+impl Database {
+    /// Stores a memory of a customer; the same text twice is kept once.
+    #[tracing::instrument(skip_all, fields(customer_id))]
+    pub async fn remember(&self, customer_id: &str, text: &str) -> Result<(), DbError> {
+        tracing::Span::current().record("customer_id", customer_id);
+        let text = text.trim();
+        if customer_id.is_empty() || text.is_empty() {
+            return Err(DbError::InvalidInput(
+                "a memory needs a customer and a text".into(),
+            ));
+        }
+        if text.chars().count() > MAX_MEMORY_CHARS {
+            return Err(DbError::InvalidInput(format!(
+                "a memory has at most {MAX_MEMORY_CHARS} characters"
+            )));
+        }
+        with_pool!(self, pool => sqlx::query(
+            "INSERT INTO memories (customer_id, text, created_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (customer_id, text) DO NOTHING",
+        )
+        .bind(customer_id)
+        .bind(text)
+        .bind(now())
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(())
+    }
+
+    /// A customer's memories, oldest first.
+    #[tracing::instrument(skip_all, fields(customer_id))]
+    pub async fn recall(&self, customer_id: &str) -> Result<Vec<String>, DbError> {
+        tracing::Span::current().record("customer_id", customer_id);
+        let rows: Vec<(String,)> = with_pool!(self, pool => sqlx::query_as(
+            "SELECT text FROM memories WHERE customer_id = $1 ORDER BY id",
+        )
+        .bind(customer_id)
+        .fetch_all(pool)
+        .await?);
+        Ok(rows.into_iter().map(|(t,)| t).collect())
+    }
+
+    /// Forgets one memory; true if there was one.
+    #[tracing::instrument(skip_all, fields(customer_id))]
+    pub async fn forget(&self, customer_id: &str, text: &str) -> Result<bool, DbError> {
+        tracing::Span::current().record("customer_id", customer_id);
+        let n = with_pool!(self, pool => sqlx::query(
+            "DELETE FROM memories WHERE customer_id = $1 AND text = $2",
+        )
+        .bind(customer_id)
+        .bind(text.trim())
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(n > 0)
+    }
+}
+
+/// The engine's [`MemoryStore`] on SQLite or PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct SqlMemoryStore {
+    db: Database,
+}
+
+impl SqlMemoryStore {
+    pub fn new(db: Database) -> Self {
+        Self { db }
+    }
+}
+
+#[async_trait]
+impl MemoryStore for SqlMemoryStore {
+    async fn remember(&self, customer_id: &str, text: &str) -> Result<(), MemoryError> {
+        self.db
+            .remember(customer_id, text)
+            .await
+            .map_err(|e| MemoryError::Store(e.to_string()))
+    }
+
+    async fn recall(&self, customer_id: &str) -> Result<Vec<String>, MemoryError> {
+        self.db
+            .recall(customer_id)
+            .await
+            .map_err(|e| MemoryError::Store(e.to_string()))
+    }
+}

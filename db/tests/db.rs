@@ -1,0 +1,145 @@
+//! Integration tests on SQLite and on PostgreSQL.
+//!
+//! Each test of `suite` runs twice: `sqlite::name` on a fresh SQLite file
+//! made by `#[sqlx::test]` (no setup needed), and `postgres::name` on a fresh
+//! PostgreSQL database that `#[sqlx::test]` creates through `DATABASE_URL`.
+//! The PostgreSQL tests are never skipped: without `DATABASE_URL` they fail.
+//! Set it with `export DATABASE_URL=$(scripts/postgres.sh | tail -n 1)`.
+//!
+//! Migrations are applied by the test itself (`Database::migrate`, not the
+//! attribute), so the embedded migrations are what is tested.
+
+mod suite;
+
+use aics_db::Database;
+
+/// Declares each suite test once per database.
+macro_rules! on_both_databases {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[sqlx::test(migrations = false)]
+                async fn $name(pool: sqlx::SqlitePool) {
+                    super::suite::$name(super::suite::ready(aics_db::Database::Sqlite(pool)).await).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[sqlx::test(migrations = false)]
+                async fn $name(pool: sqlx::PgPool) {
+                    super::suite::$name(super::suite::ready(aics_db::Database::Postgres(pool)).await).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_databases!(
+    migrations_and_seed,
+    conversations_and_messages,
+    turns,
+    checkpoints,
+    approvals,
+    approval_token_single_use,
+    memories,
+    users,
+    tool_registry,
+    tool_order_query,
+    tool_logistics_track,
+    tool_ticket_create,
+    tool_knowledge_search,
+    tool_escalate_to_human,
+);
+
+/// Says plainly what is missing instead of letting every PostgreSQL test
+/// fail with sqlx's terse message.
+#[test]
+fn postgres_tests_have_a_database_url() {
+    let url = std::env::var("DATABASE_URL").unwrap_or_default();
+    assert!(
+        url.starts_with("postgres://") || url.starts_with("postgresql://"),
+        "DATABASE_URL must point at PostgreSQL for the postgres::* tests (got {url:?}); \
+         run `export DATABASE_URL=$(scripts/postgres.sh | tail -n 1)` first"
+    );
+}
+
+/// A pending approval and its checkpoint survive closing the pool and
+/// opening a new one on the same SQLite file; the file and its folder are
+/// created by `connect`, in WAL mode with synchronous = NORMAL.
+#[tokio::test]
+async fn sqlite_approval_survives_a_restart() {
+    let dir = std::env::temp_dir().join(format!("aics-db-test-{}", uuid::Uuid::new_v4()));
+    let url = format!("sqlite://{}/nested/aics.db", dir.display());
+    let token = aics_db::new_approval_token();
+
+    let db = suite::ready(Database::connect(&url).await.expect("connect")).await;
+    let Database::Sqlite(pool) = &db else {
+        panic!("expected SQLite")
+    };
+    let mode: (String,) = sqlx::query_as("PRAGMA journal_mode")
+        .fetch_one(pool)
+        .await
+        .expect("pragma");
+    assert_eq!(mode.0, "wal");
+    let sync: (i64,) = sqlx::query_as("PRAGMA synchronous")
+        .fetch_one(pool)
+        .await
+        .expect("pragma");
+    assert_eq!(sync.0, 1, "synchronous = NORMAL");
+    suite::before_restart(&db, &token).await;
+    db.close().await;
+
+    let db = Database::connect(&url).await.expect("reconnect");
+    db.migrate().await.expect("migrate");
+    assert_eq!(db.seed().await.expect("seed"), Default::default());
+    suite::after_restart(&db, &token).await;
+    db.close().await;
+    std::fs::remove_dir_all(dir).expect("clean up");
+}
+
+/// The same on PostgreSQL: two pools, one after the other, on the test's
+/// database.
+#[sqlx::test(migrations = false)]
+async fn postgres_approval_survives_a_restart(
+    pool_options: sqlx::postgres::PgPoolOptions,
+    connect_options: sqlx::postgres::PgConnectOptions,
+) {
+    let token = aics_db::new_approval_token();
+    let first = pool_options
+        .clone()
+        .connect_with(connect_options.clone())
+        .await
+        .expect("connect");
+    let db = suite::ready(Database::Postgres(first)).await;
+    suite::before_restart(&db, &token).await;
+    db.close().await;
+
+    let second = pool_options
+        .connect_with(connect_options)
+        .await
+        .expect("reconnect");
+    let db = Database::Postgres(second);
+    db.migrate().await.expect("migrate");
+    suite::after_restart(&db, &token).await;
+    db.close().await;
+}
+
+#[tokio::test]
+async fn connect_rejects_other_urls() {
+    let err = Database::connect("mysql://root:secret@localhost/x")
+        .await
+        .expect_err("unsupported");
+    let text = err.to_string();
+    assert!(text.contains("unsupported"), "{text}");
+    assert!(
+        !text.contains("secret"),
+        "the password is not echoed: {text}"
+    );
+}
+
+#[tokio::test]
+async fn in_memory_sqlite_works() {
+    let db = suite::ready(Database::connect("sqlite::memory:").await.expect("connect")).await;
+    assert!(db.order_detail("ORD-123").await.expect("query").is_some());
+}
