@@ -17,7 +17,9 @@ use async_trait::async_trait;
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use rand::Rng;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, RETRY_AFTER};
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER,
+};
 use reqwest::{Response, StatusCode, Url};
 use serde_json::Value;
 use tokio::time::{timeout_at, Instant};
@@ -178,6 +180,22 @@ impl OpenAiCompatible {
                 Failure::fatal(error)
             });
         }
+        // A server that ignored `stream: true` (or reports an error with a
+        // 200) answers JSON, which would otherwise look like an empty stream.
+        let is_json = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().starts_with("application/json"));
+        if is_json {
+            let body = timeout_at(first_deadline, read_limited(response))
+                .await
+                .unwrap_or_default();
+            return Err(Failure::fatal(ModelError::Protocol(format!(
+                "expected a stream of server-sent events, got JSON: {}",
+                summarize_body(&body, self.api_key.as_deref())
+            ))));
+        }
 
         // Waits for the first event here, not in the stream: a connection
         // that breaks before it has streamed nothing, so it can be retried.
@@ -257,7 +275,7 @@ impl OpenAiCompatible {
                     Some(Err(err)) => {
                         let error = ModelError::Protocol(format!(
                             "the stream broke off after {events_seen} events: {}",
-                            summarize_text(&err.to_string(), None)
+                            summarize_text(&describe(&err), None)
                         ));
                         tracing::warn!(%model, %error, "model stream failed");
                         yield Err(error);
@@ -454,6 +472,15 @@ fn error_chain(err: &reqwest::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+/// An event-stream error with the transport's causes spelled out.
+fn describe(err: &EventStreamError<reqwest::Error>) -> String {
+    match err {
+        EventStreamError::Transport(err) => error_chain(err),
+        // Invalid UTF-8 or a line the SSE grammar refuses.
+        other => other.to_string(),
+    }
 }
 
 fn first_token_timeout(

@@ -349,3 +349,28 @@ async fn a_connection_broken_after_a_chunk_is_reported_not_retried() {
     );
     assert_eq!(server.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn a_json_answer_to_a_streamed_request_is_a_clear_error() {
+    let body = r#"{"error":{"message":"stream is not supported for this model"}}"#;
+    let raw = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let server = MockServer::start(vec![Reply::Raw(raw.into_bytes())]).await;
+    let err = model(test_config(&server.base_url))
+        .stream(hello())
+        .await
+        .err()
+        .expect("an error");
+    assert_eq!(
+        err,
+        ModelError::Protocol(
+            "expected a stream of server-sent events, got JSON: \
+             stream is not supported for this model"
+                .into()
+        )
+    );
+    assert_eq!(server.requests().len(), 1);
+}
