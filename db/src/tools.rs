@@ -308,11 +308,13 @@ impl TypedTool for TicketCreate {
         } else {
             ctx.tool_call_id.clone()
         };
-        let priority = match (category.as_str(), order.as_ref().and_then(anomaly)) {
-            ("complaint", Some(_)) => "high",
-            ("complaint" | "refund", _) => "high",
-            (_, Some(_)) => "normal",
-            _ => "normal",
+        // Complaints and refunds, and anything about an order with a
+        // logistics anomaly, go to the front of the queue.
+        let has_anomaly = order.as_ref().and_then(anomaly).is_some();
+        let priority = if matches!(category.as_str(), "complaint" | "refund") || has_anomaly {
+            "high"
+        } else {
+            "normal"
         };
         let customer_id = order
             .as_ref()
