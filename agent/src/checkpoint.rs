@@ -88,6 +88,12 @@ impl MemoryCheckpointer {
         Self::default()
     }
 
+    /// Forgets a run and says how many checkpoints it had (benchmarks drop
+    /// finished runs so memory stays flat over millions of turns).
+    pub fn remove_thread(&self, thread_id: &str) -> usize {
+        self.runs().remove(thread_id).map_or(0, |r| r.len())
+    }
+
     fn runs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Checkpoint>>> {
         // A poisoned lock only means another thread panicked mid-push; the
         // map itself is still whole.
@@ -118,11 +124,10 @@ impl Checkpointer for MemoryCheckpointer {
         thread_id: &str,
         checkpoint_id: &str,
     ) -> Result<Option<Checkpoint>, CheckpointError> {
-        Ok(self.runs().get(thread_id).and_then(|r| {
-            r.iter()
-                .find(|c| c.checkpoint_id == checkpoint_id)
-                .cloned()
-        }))
+        Ok(self
+            .runs()
+            .get(thread_id)
+            .and_then(|r| r.iter().find(|c| c.checkpoint_id == checkpoint_id).cloned()))
     }
 
     async fn list(&self, thread_id: &str) -> Result<Vec<Checkpoint>, CheckpointError> {

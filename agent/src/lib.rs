@@ -14,9 +14,33 @@
 //!   schemars, and the registry the graph calls them through.
 //! - [`checkpoint`]: the [`checkpoint::Checkpointer`] trait and an in-memory one.
 //! - [`memory`]: the [`memory::MemoryStore`] trait and an in-memory one.
+//! - [`events`]: [`events::EventSink`], the bounded channel a turn reports
+//!   its [`aics_types::AgentEvent`]s through (the server forwards it to SSE).
+//! - [`llm`]: one streamed model call, its tokens forwarded as events.
+//! - [`graph`]: the generic engine — nodes, plain and conditional edges,
+//!   checkpoints after every node, interrupts, resume, fork, step limit.
+//! - [`support`]: the support graph of the product ([`support::SupportAgent`]):
+//!   init_state → memory_trigger → route → agent ⇄ tools (with approval) →
+//!   finalize, both planning protocols and both engines.
+//! - [`demo`]: [`demo::DemoModel`], the deterministic offline model.
+//! - [`testing`]: in-memory fakes of the support tools and a scripted model,
+//!   for this crate's tests and the server's.
 #![forbid(unsafe_code)]
+// Tests may unwrap: a panic is how they fail.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod checkpoint;
+pub mod demo;
+pub mod events;
+pub mod graph;
+pub mod llm;
 pub mod memory;
 pub mod model;
+pub mod support;
+pub mod testing;
 pub mod tool;
+
+pub use events::EventSink;
+pub use support::{
+    AgentError, Decision, EngineKind, PlanProtocol, SupportAgent, SupportConfig, TurnInput,
+};

@@ -1,0 +1,158 @@
+//! One streamed model call, with its tokens forwarded as events.
+//!
+//! Every node that talks to a model goes through [`stream_call`]: it starts
+//! the stream, forwards each text delta as an `llm_token` event (reasoning
+//! deltas as `reasoning_token`) while folding the chunks into one
+//! [`ModelResponse`], and bounds the wait for each chunk so a stalled
+//! provider ends the call with [`ModelError::Timeout`] instead of hanging.
+
+use std::time::Duration;
+
+use aics_types::AgentEvent;
+use futures::StreamExt;
+
+use crate::events::EventSink;
+use crate::model::{ChatModel, ModelError, ModelRequest, ModelResponse, ResponseBuilder};
+
+/// How the text of a call is shown while it streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenRoute {
+    /// Text deltas are the reply: `llm_token {token}`.
+    Reply,
+    /// Text deltas are planning output (a JSON plan): shown as reasoning.
+    Reasoning,
+    /// Nothing is forwarded.
+    Silent,
+}
+
+/// Runs one model call to its end, forwarding tokens to `events`.
+/// `idle_timeout` bounds the wait for the stream and for each next chunk.
+pub async fn stream_call(
+    model: &dyn ChatModel,
+    request: ModelRequest,
+    events: &EventSink,
+    route: TokenRoute,
+    idle_timeout: Duration,
+) -> Result<ModelResponse, ModelError> {
+    let timed_out = || ModelError::Timeout(format!("no data for {} ms", idle_timeout.as_millis()));
+    let mut stream = tokio::time::timeout(idle_timeout, model.stream(request))
+        .await
+        .map_err(|_| timed_out())??;
+    let mut builder = ResponseBuilder::default();
+    loop {
+        let chunk = match tokio::time::timeout(idle_timeout, stream.next()).await {
+            Ok(Some(chunk)) => chunk?,
+            Ok(None) => break,
+            Err(_) => return Err(timed_out()),
+        };
+        match (&chunk, route) {
+            (crate::model::ModelChunk::Text(text), TokenRoute::Reply) if !text.is_empty() => {
+                events
+                    .emit(AgentEvent::LlmToken {
+                        token: text.clone(),
+                        reasoning_token: None,
+                    })
+                    .await;
+            }
+            (crate::model::ModelChunk::Text(text), TokenRoute::Reasoning)
+            | (
+                crate::model::ModelChunk::Reasoning(text),
+                TokenRoute::Reply | TokenRoute::Reasoning,
+            ) if !text.is_empty() => {
+                events
+                    .emit(AgentEvent::LlmToken {
+                        token: String::new(),
+                        reasoning_token: Some(text.clone()),
+                    })
+                    .await;
+            }
+            _ => {}
+        }
+        builder.push(chunk);
+    }
+    Ok(builder.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FinishReason, ModelChunk, ModelStream};
+    use async_trait::async_trait;
+    use futures::stream;
+
+    struct Fixed(Vec<ModelChunk>);
+
+    #[async_trait]
+    impl ChatModel for Fixed {
+        fn name(&self) -> String {
+            "fixed".into()
+        }
+        async fn stream(&self, _: ModelRequest) -> Result<ModelStream, ModelError> {
+            Ok(stream::iter(self.0.clone().into_iter().map(Ok)).boxed())
+        }
+    }
+
+    struct Stalled;
+
+    #[async_trait]
+    impl ChatModel for Stalled {
+        fn name(&self) -> String {
+            "stalled".into()
+        }
+        async fn stream(&self, _: ModelRequest) -> Result<ModelStream, ModelError> {
+            Ok(stream::pending().boxed())
+        }
+    }
+
+    #[tokio::test]
+    async fn text_and_reasoning_are_forwarded_in_order() {
+        let model = Fixed(vec![
+            ModelChunk::Reasoning("think".into()),
+            ModelChunk::Text("Hel".into()),
+            ModelChunk::Text("lo".into()),
+            ModelChunk::Finish(FinishReason::Stop),
+        ]);
+        let (sink, mut rx) = EventSink::channel(16);
+        let r = stream_call(
+            &model,
+            ModelRequest::default(),
+            &sink,
+            TokenRoute::Reply,
+            Duration::from_secs(1),
+        )
+        .await
+        .unwrap();
+        drop(sink);
+        assert_eq!(r.content, "Hello");
+        let mut seen = Vec::new();
+        while let Some(AgentEvent::LlmToken {
+            token,
+            reasoning_token,
+        }) = rx.recv().await
+        {
+            seen.push((token, reasoning_token));
+        }
+        assert_eq!(
+            seen,
+            [
+                (String::new(), Some("think".to_owned())),
+                ("Hel".to_owned(), None),
+                ("lo".to_owned(), None)
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stalled_stream_times_out() {
+        let err = stream_call(
+            &Stalled,
+            ModelRequest::default(),
+            &EventSink::none(),
+            TokenRoute::Reply,
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, ModelError::Timeout(_)));
+    }
+}

@@ -1,0 +1,132 @@
+//! The support graph's state: everything one chat turn knows, checkpointed
+//! as JSON after every node (so it is `Serialize + Deserialize`, and every
+//! field added later must have a default to read old checkpoints).
+
+use std::collections::BTreeMap;
+
+use aics_types::{Intent, StopReason, Timestamp, TokenUsage, ToolCallRecord, ToolCallStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Decision, EngineKind, PlanProtocol};
+use crate::model::{Message, ToolCall};
+
+/// One entry of seed 000's `tool_call_history`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallSig {
+    pub id: String,
+    pub name: String,
+    pub args: Value,
+}
+
+/// The state of one support turn.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SupportState {
+    pub session_id: String,
+    pub customer_id: Option<String>,
+    pub graph_execution_id: String,
+    /// The customer's message of this turn.
+    pub user_message: String,
+    /// Earlier turns, then this turn's user message, AI messages and tool results.
+    pub messages: Vec<Message>,
+    /// Index in `messages` of this turn's user message.
+    pub turn_start: usize,
+    pub engine: EngineKind,
+    pub protocol: PlanProtocol,
+    /// Tool steps taken this turn (each `tools` run counts one).
+    pub current_step: u32,
+    /// The tool-loop limit (`max-tool-loops`).
+    pub max_steps: u32,
+    pub tool_call_history: Vec<ToolCallSig>,
+    /// The result text the model saw for each entry of `tool_call_history`.
+    pub tool_result_history: Vec<String>,
+    pub stop: bool,
+    pub stop_reason: Option<StopReason>,
+    pub intent: Option<Intent>,
+    /// The customer's long-term memories, rendered into the system prompt.
+    pub memories: Vec<String>,
+    pub memory_triggered: bool,
+    pub llm_calls: u32,
+    pub usage: TokenUsage,
+    /// The timeline of the turn's tool calls, keyed by tool-call id.
+    pub tool_records: Vec<ToolCallRecord>,
+    pub executed_nodes: Vec<String>,
+    /// Supervisor decisions received, by tool-call id.
+    pub decisions: BTreeMap<String, Decision>,
+    pub final_reply: String,
+    pub error: Option<String>,
+    pub started_at: Timestamp,
+    /// Engine time spent in earlier invocations (before a pause).
+    pub elapsed_ms: u64,
+    pub model: String,
+}
+
+impl Default for SupportState {
+    fn default() -> Self {
+        Self {
+            session_id: String::new(),
+            customer_id: None,
+            graph_execution_id: String::new(),
+            user_message: String::new(),
+            messages: Vec::new(),
+            turn_start: 0,
+            engine: EngineKind::Graph,
+            protocol: PlanProtocol::Native,
+            current_step: 0,
+            max_steps: 5,
+            tool_call_history: Vec::new(),
+            tool_result_history: Vec::new(),
+            stop: false,
+            stop_reason: None,
+            intent: None,
+            memories: Vec::new(),
+            memory_triggered: false,
+            llm_calls: 0,
+            usage: TokenUsage::default(),
+            tool_records: Vec::new(),
+            executed_nodes: Vec::new(),
+            decisions: BTreeMap::new(),
+            final_reply: String::new(),
+            error: None,
+            started_at: chrono::Utc::now(),
+            elapsed_ms: 0,
+            model: String::new(),
+        }
+    }
+}
+
+impl SupportState {
+    /// The messages of this turn (its user message and what followed).
+    pub fn turn_messages(&self) -> &[Message] {
+        self.messages.get(self.turn_start..).unwrap_or(&[])
+    }
+
+    /// The tool calls of the last message, when it is an AI message with calls.
+    pub fn pending_calls(&self) -> &[ToolCall] {
+        match self.messages.last() {
+            Some(Message::Assistant { tool_calls, .. }) => tool_calls,
+            _ => &[],
+        }
+    }
+
+    /// The customer the memories belong to (the session when unknown).
+    pub fn memory_owner(&self) -> &str {
+        self.customer_id.as_deref().unwrap_or(&self.session_id)
+    }
+
+    /// Inserts or replaces the timeline entry of a call.
+    pub fn upsert_record(&mut self, record: ToolCallRecord) {
+        match self.tool_records.iter_mut().find(|r| r.id == record.id) {
+            Some(existing) => *existing = record,
+            None => self.tool_records.push(record),
+        }
+    }
+
+    /// The finished calls of this turn with the result the model saw, in order.
+    pub fn finished_records(&self) -> impl Iterator<Item = &ToolCallRecord> {
+        self.tool_records
+            .iter()
+            .filter(|r| !matches!(r.status, ToolCallStatus::Pending | ToolCallStatus::Running))
+    }
+}

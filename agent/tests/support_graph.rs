@@ -1,0 +1,848 @@
+//! Graph tests of the support agent with scripted models and the demo model.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aics_agent::checkpoint::{Checkpointer, MemoryCheckpointer};
+use aics_agent::demo::{DemoConfig, DemoFaults, DemoModel};
+use aics_agent::memory::{InMemoryMemoryStore, MemoryStore};
+use aics_agent::model::{ChatModel, Message, ModelError};
+use aics_agent::testing::{
+    call, fake_tools, FailingTool, FakeOrderQuery, FakeTicketCreate, Scripted, ScriptedModel,
+    SlowTool,
+};
+use aics_agent::tool::ToolRegistry;
+use aics_agent::{
+    Decision, EngineKind, EventSink, PlanProtocol, SupportAgent, SupportConfig, TurnInput,
+};
+use aics_types::{AgentEvent, ChatTurnTraceResult, Intent, StopReason, ToolCallStatus};
+use serde_json::json;
+
+struct Fixture {
+    agent: SupportAgent,
+    checkpointer: Arc<MemoryCheckpointer>,
+    memory: Arc<InMemoryMemoryStore>,
+}
+
+fn fixture(model: Arc<dyn ChatModel>, tools: ToolRegistry, config: SupportConfig) -> Fixture {
+    let checkpointer = Arc::new(MemoryCheckpointer::new());
+    let memory = Arc::new(InMemoryMemoryStore::default());
+    let agent = SupportAgent::new(model, tools, checkpointer.clone(), memory.clone(), config);
+    Fixture {
+        agent,
+        checkpointer,
+        memory,
+    }
+}
+
+fn demo(config: SupportConfig) -> Fixture {
+    fixture(Arc::new(DemoModel::instant()), fake_tools(), config)
+}
+
+async fn turn(agent: &SupportAgent, input: TurnInput) -> (ChatTurnTraceResult, Vec<AgentEvent>) {
+    let (sink, mut rx) = EventSink::channel(8);
+    let collect = async {
+        let mut all = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            all.push(ev);
+        }
+        all
+    };
+    let (trace, events) = tokio::join!(agent.run_turn(input, sink), collect);
+    (trace.expect("turn"), events)
+}
+
+async fn resume(
+    agent: &SupportAgent,
+    id: &str,
+    decisions: Vec<(&str, Decision)>,
+) -> (ChatTurnTraceResult, Vec<AgentEvent>) {
+    let (sink, mut rx) = EventSink::channel(8);
+    let decisions: HashMap<String, Decision> = decisions
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+    let collect = async {
+        let mut all = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            all.push(ev);
+        }
+        all
+    };
+    let (trace, events) = tokio::join!(agent.resume(id, decisions, sink), collect);
+    (trace.expect("resume"), events)
+}
+
+fn names(trace: &ChatTurnTraceResult) -> Vec<&str> {
+    trace.tool_calls.iter().map(|c| c.name.as_str()).collect()
+}
+
+fn tokens(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::LlmToken { token, .. } => Some(token.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn seed_004_chain_with_the_demo_model_pauses_for_the_complaint_ticket_then_replies() {
+    let f = demo(SupportConfig::default());
+    let msg = "订单ORD-123一直没收到，帮我查一下并创建投诉工单";
+    let (paused, events) = turn(&f.agent, TurnInput::new("react-demo", msg)).await;
+    assert_eq!(paused.intent, Intent::Complaint);
+    assert!(paused.pending_approval);
+    assert_eq!(paused.stop_reason, Some(StopReason::AwaitingApproval));
+    let token = paused.approval_token.clone().expect("token");
+    assert_eq!(token.len(), 64);
+    assert!(token.chars().all(|c| c.is_ascii_hexdigit()));
+    assert_eq!(names(&paused), ["order_query", "ticket_create"]);
+    assert_eq!(paused.tool_calls[0].status, ToolCallStatus::Ok);
+    assert_eq!(paused.tool_calls[1].status, ToolCallStatus::Pending);
+    assert_eq!(paused.pending_tool_calls.len(), 1);
+    assert_eq!(paused.pending_tool_calls[0].args["category"], "complaint");
+    assert_eq!(
+        paused.executed_nodes,
+        [
+            "init_state",
+            "memory_trigger",
+            "route",
+            "agent",
+            "tools",
+            "agent",
+            "approval"
+        ]
+    );
+    assert!(events.iter().any(
+        |e| matches!(e, AgentEvent::ApprovalRequired { tool, .. } if tool == "ticket_create")
+    ));
+    assert!(matches!(events.last(), Some(AgentEvent::Final { .. })));
+
+    let id = paused.graph_execution_id.clone();
+    let ticket_id = paused.pending_tool_calls[0].id.clone();
+    let (done, _) = resume(
+        &f.agent,
+        &id,
+        vec![(&ticket_id, Decision::Approve { args: None })],
+    )
+    .await;
+    assert!(!done.pending_approval);
+    assert_eq!(done.approval_token, None);
+    assert_eq!(done.stop_reason, Some(StopReason::FinalAnswer));
+    assert_eq!(done.tools_used, ["order_query", "ticket_create"]);
+    assert_eq!(done.llm_calls, 3);
+    assert_eq!(done.steps_taken, 2);
+    assert!(
+        done.reply.contains("ORD-123") && done.reply.contains("运输延误"),
+        "{}",
+        done.reply
+    );
+    assert!(done.reply.contains("TCK-0001"), "{}", done.reply);
+    assert_eq!(done.tool_calls[1].status, ToolCallStatus::Ok);
+    assert_eq!(
+        done.executed_nodes.last().map(String::as_str),
+        Some("finalize")
+    );
+    assert!(done.usage.total_tokens > 0);
+
+    // Resuming again is harmless: nothing runs, the same reply comes back.
+    let (again, _) = resume(
+        &f.agent,
+        &id,
+        vec![(&ticket_id, Decision::Approve { args: None })],
+    )
+    .await;
+    assert_eq!(again.reply, done.reply);
+    assert_eq!(again.tool_calls.len(), 2);
+}
+
+#[tokio::test]
+async fn seed_004_chain_with_a_scripted_model_and_numbered_results_in_the_json_plan() {
+    let model = Arc::new(ScriptedModel::new([
+        Scripted::Text(r#"{"action":"call_tool","toolName":"order_query","toolInput":"ORD-123"}"#.into()),
+        Scripted::Text(r#"{"action":"call_tool","toolName":"ticket_create","toolInput":{"order_id":"ORD-123","category":"inquiry","summary":"late"}}"#.into()),
+        Scripted::Text(r#"{"action":"respond","toolName":"","toolInput":""}"#.into()),
+        Scripted::Text("Your order ORD-123 is delayed; ticket TCK-0001 is open.".into()),
+    ]));
+    let config = SupportConfig {
+        protocol: PlanProtocol::JsonPlan,
+        ..Default::default()
+    };
+    let f = fixture(model.clone(), fake_tools(), config);
+    let (trace, events) = turn(&f.agent, TurnInput::new("s", "订单123一直没到，我要投诉")).await;
+    assert_eq!(
+        trace.reply,
+        "Your order ORD-123 is delayed; ticket TCK-0001 is open."
+    );
+    assert_eq!(names(&trace), ["order_query", "ticket_create"]);
+    assert_eq!(trace.tool_calls[0].input, json!({"order_id": "ORD-123"}));
+    assert_eq!(trace.llm_calls, 4);
+    let requests = model.requests();
+    assert!(requests.iter().all(|r| r.tools.is_empty()));
+    let Message::System { content } = &requests[2].messages[0] else {
+        panic!("system first")
+    };
+    assert!(
+        content.contains("### 工具结果\n[1] order_query\n{"),
+        "{content}"
+    );
+    assert!(
+        content.contains("}\n\n[2] ticket_create\n{\"category\":\"inquiry\""),
+        "{content}"
+    );
+    assert!(content.contains("Reply with exactly one JSON object"));
+    // The plan text is reasoning, only the answer is reply tokens.
+    assert_eq!(tokens(&events), trace.reply);
+}
+
+#[tokio::test]
+async fn an_unparsable_json_plan_falls_back_to_respond() {
+    let model = Arc::new(ScriptedModel::new([
+        Scripted::Text("Let me think about order_query...".into()),
+        Scripted::Text("Happy to help!".into()),
+    ]));
+    let config = SupportConfig {
+        protocol: PlanProtocol::JsonPlan,
+        ..Default::default()
+    };
+    let f = fixture(model.clone(), fake_tools(), config);
+    let (trace, _) = turn(&f.agent, TurnInput::new("s", "hi")).await;
+    assert_eq!(trace.reply, "Happy to help!");
+    assert!(trace.tool_calls.is_empty());
+    assert_eq!(trace.llm_calls, 2);
+    assert_eq!(trace.stop_reason, Some(StopReason::FinalAnswer));
+    let Message::System { content } = &model.requests()[1].messages[0] else {
+        panic!()
+    };
+    assert!(!content.contains("Reply with exactly one JSON object"));
+}
+
+#[tokio::test]
+async fn the_same_call_with_the_same_result_twice_is_a_loop() {
+    let model = Arc::new(ScriptedModel::always(Scripted::Calls(vec![call(
+        "",
+        "order_query",
+        json!({"order_id": "ORD-123"}),
+    )])));
+    let f = fixture(model.clone(), fake_tools(), SupportConfig::default());
+    let (trace, events) = turn(&f.agent, TurnInput::new("s", "where is ORD-123")).await;
+    assert_eq!(trace.stop_reason, Some(StopReason::LoopDetected));
+    assert_eq!(trace.tool_calls.len(), 2);
+    assert_ne!(
+        trace.tool_calls[0].id, trace.tool_calls[1].id,
+        "ids are made unique"
+    );
+    assert_eq!(trace.llm_calls, 2);
+    assert!(trace.reply.contains("repeating"), "{}", trace.reply);
+    assert_eq!(tokens(&events), trace.reply);
+}
+
+#[tokio::test]
+async fn the_demo_models_repeat_fault_is_caught_by_loop_detection() {
+    let model = DemoModel::new(DemoConfig {
+        token_delay: Duration::ZERO,
+        faults: DemoFaults {
+            repeat_call: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let f = fixture(Arc::new(model), fake_tools(), SupportConfig::default());
+    let (trace, _) = turn(&f.agent, TurnInput::new("s", "订单123在哪")).await;
+    assert_eq!(trace.stop_reason, Some(StopReason::LoopDetected));
+    assert!(trace.reply.contains("重复"), "{}", trace.reply);
+}
+
+#[tokio::test]
+async fn at_the_tool_loop_limit_the_model_is_called_without_tools() {
+    let model = Arc::new(ScriptedModel::new([
+        Scripted::Calls(vec![call(
+            "a",
+            "order_query",
+            json!({"order_id": "ORD-123"}),
+        )]),
+        Scripted::Calls(vec![call(
+            "b",
+            "order_query",
+            json!({"order_id": "ORD-456"}),
+        )]),
+        Scripted::Text("Both orders checked.".into()),
+    ]));
+    let config = SupportConfig {
+        max_tool_loops: 2,
+        ..Default::default()
+    };
+    let f = fixture(model.clone(), fake_tools(), config);
+    let (trace, _) = turn(&f.agent, TurnInput::new("s", "check my orders")).await;
+    assert_eq!(trace.stop_reason, Some(StopReason::ToolLoopLimit));
+    assert_eq!(trace.steps_taken, 2);
+    assert_eq!(trace.reply, "Both orders checked.");
+    let requests = model.requests();
+    assert!(!requests[1].tools.is_empty());
+    assert!(requests[2].tools.is_empty());
+    assert_eq!(requests[2].tool_choice, aics_agent::model::ToolChoice::None);
+}
+
+#[tokio::test]
+async fn calls_the_model_makes_at_the_limit_are_dropped_and_explained() {
+    let model = Arc::new(ScriptedModel::always(Scripted::Calls(vec![call(
+        "",
+        "knowledge_search",
+        json!({"query": "x"}),
+    )])));
+    let config = SupportConfig {
+        max_tool_loops: 1,
+        ..Default::default()
+    };
+    let f = fixture(model, fake_tools(), config);
+    let (trace, _) = turn(&f.agent, TurnInput::new("s", "policy?")).await;
+    assert_eq!(trace.stop_reason, Some(StopReason::ToolLoopLimit));
+    assert_eq!(trace.tool_calls.len(), 1);
+    assert!(trace.reply.contains("limit"), "{}", trace.reply);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_calls_of_one_step_run_concurrently() {
+    let a = SlowTool::new("slow_a", Duration::from_millis(300));
+    let b = SlowTool {
+        name: "slow_b",
+        ..a.clone()
+    };
+    let tools = ToolRegistry::new().with(a.clone()).with(b);
+    let model = Arc::new(ScriptedModel::new([
+        Scripted::Calls(vec![
+            call("1", "slow_a", json!({})),
+            call("2", "slow_b", json!({})),
+        ]),
+        Scripted::Text("done".into()),
+    ]));
+    let f = fixture(model, tools, SupportConfig::default());
+    let started = tokio::time::Instant::now();
+    let (trace, events) = turn(&f.agent, TurnInput::new("s", "go")).await;
+    assert_eq!(a.max_running.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert!(started.elapsed() < Duration::from_millis(450));
+    assert_eq!(trace.steps_taken, 1);
+    assert!(trace
+        .tool_calls
+        .iter()
+        .all(|c| c.status == ToolCallStatus::Ok));
+    let starts = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::ToolStart { .. }))
+        .count();
+    assert_eq!(starts, 2);
+}
+
+#[tokio::test]
+async fn failing_unknown_and_malformed_calls_become_error_results_the_model_sees() {
+    let tools = fake_tools().with(FailingTool("crm_lookup"));
+    let model = Arc::new(ScriptedModel::new([
+        Scripted::Calls(vec![
+            call("1", "crm_lookup", json!({})),
+            call("2", "no_such_tool", json!({})),
+            call("3", "order_query", json!("{\"order_id\": ORD")),
+            call("4", "order_query", json!({"id": 5})),
+        ]),
+        Scripted::Text("Sorry, our systems are struggling.".into()),
+    ]));
+    let f = fixture(model.clone(), tools, SupportConfig::default());
+    let (trace, events) = turn(&f.agent, TurnInput::new("s", "hello")).await;
+    assert_eq!(trace.reply, "Sorry, our systems are struggling.");
+    assert!(trace
+        .tool_calls
+        .iter()
+        .all(|c| c.status == ToolCallStatus::Error));
+    let errors: Vec<String> = trace
+        .tool_calls
+        .iter()
+        .map(|c| c.output["error"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert!(errors[0].contains("unreachable"));
+    assert!(errors[1].contains("unknown tool: no_such_tool"));
+    assert!(errors[2].contains("invalid arguments"));
+    assert!(errors[3].contains("invalid arguments"));
+    let tool_messages = model.requests()[1]
+        .messages
+        .iter()
+        .filter(|m| matches!(m, Message::Tool { content, .. } if content.contains("error")))
+        .count();
+    assert_eq!(tool_messages, 4);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        AgentEvent::ToolEnd {
+            status: ToolCallStatus::Error,
+            ..
+        }
+    )));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_that_takes_too_long_times_out() {
+    let tools = ToolRegistry::new().with(SlowTool::new("slow", Duration::from_secs(60)));
+    let model = Arc::new(ScriptedModel::new([
+        Scripted::Calls(vec![call("1", "slow", json!({}))]),
+        Scripted::Text("It timed out.".into()),
+    ]));
+    let config = SupportConfig {
+        tool_timeout: Duration::from_secs(2),
+        ..Default::default()
+    };
+    let f = fixture(model, tools, config);
+    let (trace, _) = turn(&f.agent, TurnInput::new("s", "go")).await;
+    assert_eq!(trace.tool_calls[0].status, ToolCallStatus::Error);
+    assert!(trace.tool_calls[0].output["error"]
+        .as_str()
+        .unwrap_or("")
+        .contains("timed out"));
+    assert_eq!(trace.reply, "It timed out.");
+}
+
+fn complaint_script() -> ScriptedModel {
+    ScriptedModel::new([
+        Scripted::Calls(vec![call(
+            "t1",
+            "ticket_create",
+            json!({"order_id": "ORD-123", "category": "complaint", "summary": "late"}),
+        )]),
+        Scripted::Text("Done.".into()),
+    ])
+}
+
+#[tokio::test]
+async fn approve_runs_the_call_with_the_supervisors_edited_arguments() {
+    let tickets = FakeTicketCreate::default();
+    let tools = ToolRegistry::new()
+        .with(FakeOrderQuery)
+        .with(tickets.clone());
+    let model = Arc::new(complaint_script());
+    let f = fixture(model.clone(), tools, SupportConfig::default());
+    let (paused, _) = turn(&f.agent, TurnInput::new("s", "complain")).await;
+    assert!(paused.pending_approval);
+    assert_eq!(tickets.created(), 0, "nothing runs before the decision");
+    let edited =
+        json!({"order_id": "ORD-123", "category": "complaint", "summary": "late by a week"});
+    let (done, events) = resume(
+        &f.agent,
+        &paused.graph_execution_id,
+        vec![(
+            "t1",
+            Decision::Approve {
+                args: Some(edited.clone()),
+            },
+        )],
+    )
+    .await;
+    assert_eq!(tickets.created(), 1);
+    assert_eq!(done.tool_calls[0].status, ToolCallStatus::Ok);
+    assert_eq!(done.tool_calls[0].input, edited);
+    assert_eq!(done.tool_calls[0].output["summary"], "late by a week");
+    assert!(matches!(
+        &events[0],
+        AgentEvent::TurnStart { resumed: true, .. }
+    ));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AgentEvent::ApprovalDecided { approved: true, .. })));
+    assert_eq!(done.reply, "Done.");
+}
+
+#[tokio::test]
+async fn reject_gives_the_model_the_supervisors_reason() {
+    let tickets = FakeTicketCreate::default();
+    let tools = ToolRegistry::new().with(tickets.clone());
+    let model = Arc::new(complaint_script());
+    let f = fixture(model.clone(), tools, SupportConfig::default());
+    let (paused, _) = turn(&f.agent, TurnInput::new("s", "complain")).await;
+    let (done, _) = resume(
+        &f.agent,
+        &paused.graph_execution_id,
+        vec![(
+            "t1",
+            Decision::Reject {
+                reason: "duplicate of TCK-0007".into(),
+            },
+        )],
+    )
+    .await;
+    assert_eq!(tickets.created(), 0);
+    assert_eq!(done.tool_calls[0].status, ToolCallStatus::Denied);
+    let seen = model.requests()[1].messages.iter().any(|m| {
+        matches!(m, Message::Tool { content, .. } if content == "denied by supervisor: duplicate of TCK-0007")
+    });
+    assert!(seen);
+}
+
+#[tokio::test]
+async fn a_new_agent_over_the_same_checkpointer_resumes_the_paused_turn() {
+    let checkpointer = Arc::new(MemoryCheckpointer::new());
+    let memory: Arc<dyn MemoryStore> = Arc::new(InMemoryMemoryStore::default());
+    let first = SupportAgent::new(
+        Arc::new(DemoModel::instant()),
+        fake_tools(),
+        checkpointer.clone(),
+        memory.clone(),
+        SupportConfig::default(),
+    );
+    let (paused, _) = turn(
+        &first,
+        TurnInput::new("s", "My order ORD-789 never arrived, I want to complain"),
+    )
+    .await;
+    assert!(paused.pending_approval);
+    drop(first); // "restart"
+    let second = SupportAgent::new(
+        Arc::new(DemoModel::instant()),
+        fake_tools(),
+        checkpointer.clone(),
+        memory,
+        SupportConfig::default(),
+    );
+    let id = paused.pending_tool_calls[0].id.clone();
+    let (done, _) = resume(
+        &second,
+        &paused.graph_execution_id,
+        vec![(&id, Decision::Approve { args: None })],
+    )
+    .await;
+    assert!(done.reply.contains("lost"), "{}", done.reply);
+    assert!(done.reply.contains("TCK-0001"), "{}", done.reply);
+    let steps = checkpointer.list(&paused.graph_execution_id).await.unwrap();
+    assert_eq!(steps.first().map(|c| c.node.as_str()), Some("init_state"));
+    assert_eq!(steps.last().map(|c| c.node.as_str()), Some("finalize"));
+    assert!(steps.iter().any(|c| !c.pending_interrupts.is_empty()));
+}
+
+#[tokio::test]
+async fn two_pending_approvals_in_one_step_are_keyed_by_call_id() {
+    let tickets = FakeTicketCreate::default();
+    let tools = ToolRegistry::new().with(tickets.clone());
+    let model = Arc::new(ScriptedModel::new([
+        Scripted::Calls(vec![
+            call(
+                "c1",
+                "ticket_create",
+                json!({"order_id": "ORD-1", "category": "complaint", "summary": "a"}),
+            ),
+            call(
+                "c2",
+                "ticket_create",
+                json!({"order_id": "ORD-2", "category": "refund", "summary": "b"}),
+            ),
+            call(
+                "c3",
+                "ticket_create",
+                json!({"order_id": "ORD-3", "category": "inquiry", "summary": "c"}),
+            ),
+        ]),
+        Scripted::Text("All handled.".into()),
+    ]));
+    let f = fixture(model, tools, SupportConfig::default());
+    let (paused, _) = turn(&f.agent, TurnInput::new("s", "two problems")).await;
+    let ids: Vec<&str> = paused
+        .pending_tool_calls
+        .iter()
+        .map(|p| p.id.as_str())
+        .collect();
+    assert_eq!(ids, ["c1", "c2"]);
+    let first_token = paused.approval_token.clone();
+
+    // Only one decided: the turn pauses again for the other, with a new token.
+    let (still, _) = resume(
+        &f.agent,
+        &paused.graph_execution_id,
+        vec![("c1", Decision::Approve { args: None })],
+    )
+    .await;
+    assert!(still.pending_approval);
+    assert_eq!(still.pending_tool_calls.len(), 1);
+    assert_eq!(still.pending_tool_calls[0].id, "c2");
+    assert_ne!(still.approval_token, first_token);
+    assert_eq!(tickets.created(), 0);
+
+    let (done, _) = resume(
+        &f.agent,
+        &paused.graph_execution_id,
+        vec![(
+            "c2",
+            Decision::Reject {
+                reason: "not eligible".into(),
+            },
+        )],
+    )
+    .await;
+    assert_eq!(done.reply, "All handled.");
+    let statuses: Vec<ToolCallStatus> = done.tool_calls.iter().map(|c| c.status).collect();
+    assert_eq!(
+        statuses,
+        [
+            ToolCallStatus::Ok,
+            ToolCallStatus::Denied,
+            ToolCallStatus::Ok
+        ]
+    );
+    assert_eq!(tickets.created(), 2);
+}
+
+#[tokio::test]
+async fn events_come_in_graph_order_and_final_is_last() {
+    let f = demo(SupportConfig::default());
+    let (trace, events) = turn(
+        &f.agent,
+        TurnInput::new("s", "What's the status of order 456?"),
+    )
+    .await;
+    let kinds: Vec<String> = events
+        .iter()
+        .filter(|e| !matches!(e, AgentEvent::LlmToken { .. }))
+        .map(|e| match e {
+            AgentEvent::NodeStart { node } => format!("start:{node}"),
+            AgentEvent::NodeEnd { node } => format!("end:{node}"),
+            AgentEvent::ToolStart { tool, .. } => format!("tool_start:{tool}"),
+            AgentEvent::ToolEnd { tool, .. } => format!("tool_end:{tool}"),
+            other => other.kind().to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "turn_start",
+            "start:init_state",
+            "end:init_state",
+            "start:memory_trigger",
+            "end:memory_trigger",
+            "start:route",
+            "end:route",
+            "start:agent",
+            "end:agent",
+            "start:tools",
+            "tool_start:order_query",
+            "tool_end:order_query",
+            "end:tools",
+            "start:agent",
+            "end:agent",
+            "start:finalize",
+            "end:finalize",
+            "final",
+        ]
+    );
+    // The reply streamed token by token inside the second agent node.
+    let token_count = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::LlmToken { .. }))
+        .count();
+    assert!(token_count > 5);
+    assert_eq!(tokens(&events), trace.reply);
+    assert!(
+        trace.reply.contains("ORD-456 is delivered"),
+        "{}",
+        trace.reply
+    );
+}
+
+#[tokio::test]
+async fn a_model_error_ends_the_turn_with_an_error_event_and_an_error_trace() {
+    let model = Arc::new(ScriptedModel::new([Scripted::Fail(ModelError::Status {
+        status: 503,
+        message: "overloaded".into(),
+    })]));
+    let f = fixture(model, fake_tools(), SupportConfig::default());
+    let (trace, events) = turn(&f.agent, TurnInput::new("s", "hello")).await;
+    assert_eq!(trace.stop_reason, Some(StopReason::Error));
+    assert!(trace.error.as_deref().unwrap_or("").contains("503"));
+    assert!(trace.reply.contains("went wrong"));
+    let error_at = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::Error { .. }));
+    assert!(error_at.is_some());
+    assert!(matches!(events.last(), Some(AgentEvent::Final { .. })));
+}
+
+#[tokio::test]
+async fn message_fault_markers_inject_faults_into_the_demo_model() {
+    let model = DemoModel::new(DemoConfig {
+        token_delay: Duration::ZERO,
+        message_faults: true,
+        ..Default::default()
+    });
+    let f = fixture(Arc::new(model), fake_tools(), SupportConfig::default());
+    let (trace, _) = turn(&f.agent, TurnInput::new("s", "hi [fault:error]")).await;
+    assert_eq!(trace.stop_reason, Some(StopReason::Error));
+    let (trace, _) = turn(
+        &f.agent,
+        TurnInput::new("s", "where is ORD-123 [fault:unknown_tool]"),
+    )
+    .await;
+    assert_eq!(trace.tool_calls[0].status, ToolCallStatus::Error);
+    assert_eq!(trace.tool_calls[1].name, "order_query");
+    assert_eq!(trace.stop_reason, Some(StopReason::FinalAnswer));
+    let (trace, _) = turn(
+        &f.agent,
+        TurnInput::new("s", "where is ORD-123 [fault:malformed]"),
+    )
+    .await;
+    assert!(trace.tool_calls[0].output["error"]
+        .as_str()
+        .unwrap_or("")
+        .contains("invalid arguments"));
+    assert!(trace.reply.contains("delayed"), "{}", trace.reply);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stalled_model_times_out_into_an_error_trace() {
+    let model = DemoModel::new(DemoConfig {
+        token_delay: Duration::ZERO,
+        faults: DemoFaults {
+            timeout: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let config = SupportConfig {
+        model_timeout: Duration::from_secs(3),
+        ..Default::default()
+    };
+    let f = fixture(Arc::new(model), fake_tools(), config);
+    let (trace, _) = turn(&f.agent, TurnInput::new("s", "hi")).await;
+    assert_eq!(trace.stop_reason, Some(StopReason::Error));
+    assert!(trace.error.as_deref().unwrap_or("").contains("timed out"));
+}
+
+#[tokio::test]
+async fn the_linear_engine_makes_one_routed_call_then_responds() {
+    let f = demo(SupportConfig {
+        engine: EngineKind::Linear,
+        ..Default::default()
+    });
+    let (trace, _) = turn(
+        &f.agent,
+        TurnInput::new("s", "Order 123 is a week late, I want to complain"),
+    )
+    .await;
+    assert_eq!(names(&trace), ["order_query"]);
+    assert_eq!(trace.llm_calls, 2);
+    assert_eq!(trace.engine, "linear");
+    assert_eq!(trace.stop_reason, Some(StopReason::FinalAnswer));
+    assert!(trace
+        .tool_result
+        .as_deref()
+        .unwrap_or("")
+        .contains("delayed"));
+    assert!(trace.reply.contains("delayed"), "{}", trace.reply);
+}
+
+#[tokio::test]
+async fn memories_are_stored_and_rendered_into_later_prompts() {
+    let model = Arc::new(ScriptedModel::new([
+        Scripted::Text("Noted.".into()),
+        Scripted::Text("Sure.".into()),
+    ]));
+    let f = fixture(model.clone(), fake_tools(), SupportConfig::default());
+    let mut input = TurnInput::new("s1", "Please remember that I prefer email.");
+    input.customer_id = Some("cust-7".into());
+    turn(&f.agent, input).await;
+    assert_eq!(f.memory.recall("cust-7").await.unwrap(), ["I prefer email"]);
+    let mut next = TurnInput::new("s2", "记住我只在周末收货");
+    next.customer_id = Some("cust-7".into());
+    next.history = vec![Message::user("hi"), Message::assistant("hello")];
+    turn(&f.agent, next).await;
+    let requests = model.requests();
+    let Message::System { content } = &requests[1].messages[0] else {
+        panic!()
+    };
+    assert!(
+        content.contains("- I prefer email\n- 我只在周末收货"),
+        "{content}"
+    );
+    assert_eq!(requests[1].messages[1], Message::user("hi"));
+}
+
+#[tokio::test]
+async fn demo_plans_parallel_tracking_escalation_and_policy_lookups() {
+    let f = demo(SupportConfig::default());
+    let (t, _) = turn(
+        &f.agent,
+        TurnInput::new("s", "Where is my parcel for order ORD-321? Please track it"),
+    )
+    .await;
+    assert_eq!(names(&t), ["order_query", "logistics_track"]);
+    assert_eq!(t.steps_taken, 1);
+    assert!(
+        t.reply.contains("on its way") && t.reply.contains("SF Express"),
+        "{}",
+        t.reply
+    );
+
+    let (t, _) = turn(&f.agent, TurnInput::new("s", "I want to talk to a human")).await;
+    assert_eq!(t.intent, Intent::Escalate);
+    assert_eq!(names(&t), ["escalate_to_human"]);
+    assert!(t.reply.contains("human colleague"));
+
+    let (t, _) = turn(&f.agent, TurnInput::new("s", "转人工")).await;
+    assert!(t.reply.contains("人工客服"), "{}", t.reply);
+
+    let (t, _) = turn(&f.agent, TurnInput::new("s", "What is your return policy?")).await;
+    assert_eq!(names(&t), ["knowledge_search"]);
+    assert!(t.reply.contains("30 days"), "{}", t.reply);
+
+    let (t, _) = turn(&f.agent, TurnInput::new("s", "Hello!")).await;
+    assert!(t.tool_calls.is_empty());
+    assert!(t.reply.starts_with("Hello!"));
+}
+
+#[tokio::test]
+async fn the_demo_model_speaks_the_json_plan_protocol() {
+    let f = demo(SupportConfig {
+        protocol: PlanProtocol::JsonPlan,
+        ..Default::default()
+    });
+    let (paused, _) = turn(
+        &f.agent,
+        TurnInput::new("s", "订单ORD-123一直没收到，帮我查一下并创建投诉工单"),
+    )
+    .await;
+    assert_eq!(names(&paused), ["order_query", "ticket_create"]);
+    assert!(paused.pending_approval);
+    let id = paused.pending_tool_calls[0].id.clone();
+    let (done, _) = resume(
+        &f.agent,
+        &paused.graph_execution_id,
+        vec![(&id, Decision::Approve { args: None })],
+    )
+    .await;
+    assert!(done.reply.contains("TCK-0001"), "{}", done.reply);
+    assert!(done.reply.contains("运输延误"), "{}", done.reply);
+}
+
+#[tokio::test]
+async fn resume_of_an_unknown_turn_is_an_error() {
+    let f = demo(SupportConfig::default());
+    let err = f
+        .agent
+        .resume("nope", HashMap::new(), EventSink::none())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, aics_agent::AgentError::UnknownRun(_)));
+}
+
+#[tokio::test]
+async fn the_trace_and_checkpoints_of_a_turn_can_be_read_back() {
+    let f = demo(SupportConfig::default());
+    let (t, _) = turn(&f.agent, TurnInput::new("s", "Where is order 456?")).await;
+    let again = f.agent.trace(&t.graph_execution_id).await.unwrap();
+    assert_eq!(again.reply, t.reply);
+    let steps = f.agent.checkpoints(&t.graph_execution_id).await.unwrap();
+    let nodes: Vec<&str> = steps.iter().map(|c| c.node.as_str()).collect();
+    assert_eq!(nodes, t.executed_nodes);
+    assert_eq!(
+        f.checkpointer
+            .list(&t.graph_execution_id)
+            .await
+            .unwrap()
+            .len(),
+        steps.len()
+    );
+}
