@@ -42,6 +42,8 @@ on_both_databases!(
     checkpoints,
     approvals,
     approval_token_single_use,
+    racing_decisions,
+    racing_ticket_calls,
     memories,
     users,
     tool_registry,

@@ -517,6 +517,51 @@ pub async fn approval_token_single_use(db: Database) {
     assert!(matches!(short, Err(DbError::InvalidInput(_))));
 }
 
+/// Two decisions racing for one approval: exactly one wins.
+pub async fn racing_decisions(db: Database) {
+    let token = new_approval_token();
+    db.create_approval(&new_approval("call_race", "s-race"), &token)
+        .await
+        .expect("create");
+    let approve = decision(true, None, Some(&token));
+    let reject = decision(false, Some("no"), None);
+    let (a, b) = tokio::join!(
+        db.decide_approval("call_race", &approve, "api"),
+        db.decide_approval("call_race", &reject, "supervisor"),
+    );
+    assert!(
+        a.is_ok() != b.is_ok(),
+        "exactly one decision wins: {a:?} / {b:?}"
+    );
+    let loser = if a.is_ok() { b } else { a };
+    assert!(
+        matches!(
+            loser,
+            Err(DbError::AlreadyDecided { .. }) | Err(DbError::InvalidToken)
+        ),
+        "{loser:?}"
+    );
+}
+
+/// Two runs of the same tool call at once (a resumed step racing the
+/// original) still make one ticket.
+pub async fn racing_ticket_calls(db: Database) {
+    let args = json!({"order_id": "ORD-123", "category": "refund", "summary": "refund please"});
+    let c = ctx("s-r", "call_same");
+    let (a, b) = tokio::join!(
+        call(&db, "ticket_create", &c, args.clone()),
+        call(&db, "ticket_create", &c, args.clone()),
+    );
+    assert_eq!(
+        a.expect("first")["ticket_id"],
+        b.expect("second")["ticket_id"]
+    );
+    assert_eq!(
+        db.list_tickets(Some("ORD-123")).await.expect("list").len(),
+        1
+    );
+}
+
 pub async fn memories(db: Database) {
     let store = SqlMemoryStore::new(db.clone());
     store
