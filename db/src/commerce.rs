@@ -152,6 +152,28 @@ impl Database {
         })
     }
 
+    /// One customer by id.
+    #[tracing::instrument(skip_all, fields(customer_id))]
+    pub async fn customer(&self, customer_id: &str) -> Result<Option<Customer>, DbError> {
+        tracing::Span::current().record("customer_id", customer_id);
+        Ok(with_pool!(self, pool => sqlx::query_as::<_, Customer>(
+            "SELECT id, name, email, lang, tier FROM customers WHERE id = $1",
+        )
+        .bind(customer_id)
+        .fetch_optional(pool)
+        .await?))
+    }
+
+    /// Every customer, by id (the console's customer picker).
+    #[tracing::instrument(skip_all)]
+    pub async fn list_customers(&self) -> Result<Vec<Customer>, DbError> {
+        Ok(with_pool!(self, pool => sqlx::query_as::<_, Customer>(
+            "SELECT id, name, email, lang, tier FROM customers ORDER BY id",
+        )
+        .fetch_all(pool)
+        .await?))
+    }
+
     /// The orders of a customer, newest first.
     #[tracing::instrument(skip_all, fields(customer_id))]
     pub async fn orders_of_customer(&self, customer_id: &str) -> Result<Vec<Order>, DbError> {

@@ -67,11 +67,21 @@ pub async fn migrations_and_seed(db: Database) {
     assert!(order.events.iter().any(|e| e.is_anomaly));
     assert!(!order.items.is_empty());
 
+    let customers = db.list_customers().await.expect("customers");
+    assert_eq!(customers.len(), 10);
+    assert_eq!(
+        db.customer("CUST-001")
+            .await
+            .expect("customer")
+            .expect("some")
+            .email,
+        "li.wei@example.com"
+    );
+    assert_eq!(db.customer("CUST-404").await.expect("customer"), None);
     let mut statuses = std::collections::BTreeSet::new();
     let mut count = 0;
-    for n in 0..12 {
-        let customer = format!("CUST-{:03}", n);
-        for o in db.orders_of_customer(&customer).await.expect("orders") {
+    for c in &customers {
+        for o in db.orders_of_customer(&c.id).await.expect("orders") {
             statuses.insert(o.status);
             count += 1;
         }
