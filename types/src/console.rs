@@ -376,7 +376,10 @@ mod tests {
             trace: Box::new(sample_trace()),
         };
         let text = serde_json::to_string(&fin).expect("serialise");
-        assert_eq!(serde_json::from_str::<AgentEvent>(&text).expect("parse"), fin);
+        assert_eq!(
+            serde_json::from_str::<AgentEvent>(&text).expect("parse"),
+            fin
+        );
     }
 
     #[test]

@@ -32,7 +32,11 @@ pub enum AgentEvent {
     /// A node finished.
     NodeEnd { node: String },
     /// A tool call began.
-    ToolStart { tool: String, args: Value, id: String },
+    ToolStart {
+        tool: String,
+        args: Value,
+        id: String,
+    },
     /// A tool call finished; `result` is what the model sees.
     ToolEnd {
         tool: String,
@@ -67,6 +71,20 @@ pub enum AgentEvent {
 }
 
 impl AgentEvent {
+    /// Every tag, for clients that subscribe to named SSE events.
+    pub const KINDS: [&'static str; 10] = [
+        "turn_start",
+        "node_start",
+        "llm_token",
+        "node_end",
+        "tool_start",
+        "tool_end",
+        "approval_required",
+        "approval_decided",
+        "final",
+        "error",
+    ];
+
     /// The event's tag, used as the SSE `event:` name.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -1,0 +1,37 @@
+# The two commands of the README, and the ones developers use every day.
+# node_modules/.bin comes first on PATH so cargo-leptos finds tailwindcss and
+# wasm-opt from npm instead of trying to download them.
+export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: run test watch build e2e bench-engine fmt lint
+
+## Install what is missing, build in release mode, and serve on 127.0.0.1:3000.
+run:
+	scripts/setup.sh run
+	cargo leptos build --release
+	target/release/aics
+
+## Install what is missing and run every check and test.
+test:
+	scripts/test.sh
+
+## Rebuild and reload on every change (port 3000, reload port 3001).
+watch:
+	scripts/setup.sh run
+	cargo leptos watch
+
+build:
+	cargo leptos build --release
+
+e2e:
+	scripts/e2e.sh
+
+bench-engine:
+	scripts/bench-engine
+
+fmt:
+	cargo fmt --all
+
+lint:
+	cargo clippy --workspace --exclude frontend --all-targets -- -D warnings
+	cargo clippy -p frontend -p app --target wasm32-unknown-unknown --features app/hydrate -- -D warnings

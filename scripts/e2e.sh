@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the app, starts it on a fresh SQLite database in a temporary folder,
+# runs the Playwright suite against it, and stops the server by its PID.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export PATH="$root/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+
+cargo leptos build
+
+port=${AICS_E2E_PORT:-3400}
+workdir=$(mktemp -d)
+log="$workdir/server.log"
+export AICS_ADDR="127.0.0.1:$port"
+export AICS_DATABASE_URL="sqlite://$workdir/aics.sqlite"
+export AICS_SUPERVISOR_PASSWORD=supervisor-e2e
+export AICS_AGENT_PASSWORD=agent-e2e
+export AICS_DEMO_FAULTS=1
+export AICS_DEMO_TOKEN_DELAY_MS=${AICS_DEMO_TOKEN_DELAY_MS:-25}
+export LEPTOS_SITE_ADDR="$AICS_ADDR"
+
+target/debug/aics >"$log" 2>&1 &
+server_pid=$!
+stop_server() {
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+}
+trap stop_server EXIT
+
+for _ in $(seq 1 120); do
+    if curl -fsS "http://$AICS_ADDR/healthz" >/dev/null 2>&1; then break; fi
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+        echo "the server exited before it served:"; cat "$log"; exit 1
+    fi
+    sleep 0.5
+done
+curl -fsS "http://$AICS_ADDR/healthz" >/dev/null || { echo "server did not answer:"; cat "$log"; exit 1; }
+
+status=0
+(cd end2end && AICS_BASE_URL="http://$AICS_ADDR" npx playwright test) || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "--- server log (last 80 lines) ---"; tail -n 80 "$log"
+fi
+exit "$status"
