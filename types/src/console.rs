@@ -230,6 +230,19 @@ pub struct UserInfo {
     pub role: Role,
 }
 
+/// The model and engine answering right now, as the console shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    /// `demo` or `openai`.
+    pub provider: String,
+    /// The provider's model, e.g. `demo` or `openai:gpt-4o-mini`.
+    pub model: String,
+    /// `graph` or `linear`.
+    pub engine: String,
+    pub max_tool_loops: u32,
+}
+
 /// The body of every 4xx and 5xx JSON answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApiError {
