@@ -1,0 +1,283 @@
+//! `aics-bench`: LangGraph's chat-turn benchmark (shared/bench/langgraph)
+//! on the aics graph engine, with the same phases and the same result line.
+//!
+//! ```text
+//! aics-bench --variant memory [--warmup-seconds 2] [--seq-seconds 10]
+//!            [--conc-seconds 10] [--concurrency 32]
+//! ```
+//!
+//! # Layout
+//! - `workload`: the graph, the fake model, the two tools, one checked turn.
+//! - this file: the checkpointer variants, the warm-up / sequential /
+//!   concurrent phases, percentiles, peak RSS and the result line.
+#![forbid(unsafe_code)]
+
+mod workload;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aics_agent::checkpoint::{Checkpointer, MemoryCheckpointer};
+use aics_agent::graph::Graph;
+
+use workload::{build_graph, run_turn, State};
+
+/// Node executions (= checkpoints) per turn: init_state, memory_trigger,
+/// agent ×3, tools ×2, finalize.
+const CHECKPOINTS_PER_TURN: usize = 8;
+
+#[derive(Debug, thiserror::Error)]
+enum BenchError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("variant {0} is not built into aics-bench yet (see make_store)")]
+    VariantUnavailable(String),
+    #[error("turn failed: {0}")]
+    Turn(#[from] workload::TurnError),
+    #[error("the benchmark graph is broken: {0}")]
+    Graph(#[from] aics_agent::graph::GraphError),
+    #[error("a worker panicked: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+struct Args {
+    variant: String,
+    warmup: f64,
+    seq: f64,
+    conc: f64,
+    concurrency: usize,
+    label: Option<String>,
+}
+
+fn parse_args() -> Result<Args, BenchError> {
+    let mut args = Args {
+        variant: "memory".into(),
+        warmup: 2.0,
+        seq: 10.0,
+        conc: 10.0,
+        concurrency: 32,
+        label: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || {
+            it.next()
+                .ok_or_else(|| BenchError::Usage(format!("{flag} needs a value")))
+        };
+        let num = |v: String| {
+            v.parse::<f64>()
+                .map_err(|e| BenchError::Usage(format!("bad number {v}: {e}")))
+        };
+        match flag.as_str() {
+            "--variant" => args.variant = value()?,
+            "--warmup-seconds" => args.warmup = num(value()?)?,
+            "--seq-seconds" => args.seq = num(value()?)?,
+            "--conc-seconds" => args.conc = num(value()?)?,
+            "--concurrency" => args.concurrency = num(value()?)?.max(1.0) as usize,
+            "--label" => args.label = Some(value()?),
+            "-h" | "--help" => {
+                return Err(BenchError::Usage(
+                    "aics-bench --variant memory|sqlite|postgres [--warmup-seconds S] [--seq-seconds S] \
+                     [--conc-seconds S] [--concurrency N] [--label NAME]"
+                        .into(),
+                ))
+            }
+            other => return Err(BenchError::Usage(format!("unknown argument {other}"))),
+        }
+    }
+    Ok(args)
+}
+
+/// Where the checkpoints go, and what happens after a turn.
+struct Store {
+    checkpointer: Arc<dyn Checkpointer>,
+    /// The in-memory store: finished threads are checked and dropped, so
+    /// memory stays flat (LangGraph's `none` variant keeps nothing at all).
+    memory: Option<Arc<MemoryCheckpointer>>,
+}
+
+impl Store {
+    fn after_turn(&self, thread_id: &str) -> Result<(), workload::TurnError> {
+        if let Some(memory) = &self.memory {
+            let found = memory.remove_thread(thread_id);
+            if found != CHECKPOINTS_PER_TURN {
+                return Err(workload::TurnError::Checkpoints {
+                    expected: CHECKPOINTS_PER_TURN,
+                    found,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The one place where a variant's checkpointer is built.
+///
+/// `sqlite` and `postgres` belong here once `aics_db` ships its SQL
+/// checkpointer: build it (SQLite: a fresh file under `data/`, deleted at
+/// start, WAL; Postgres: `AICS_BENCH_DATABASE_URL`) and return
+/// `Store { checkpointer: Arc::new(it), memory: None }`.
+async fn make_store(variant: &str) -> Result<Store, BenchError> {
+    match variant {
+        "memory" => {
+            let memory = Arc::new(MemoryCheckpointer::new());
+            Ok(Store {
+                checkpointer: memory.clone(),
+                memory: Some(memory),
+            })
+        }
+        "sqlite" | "postgres" => Err(BenchError::VariantUnavailable(variant.to_owned())),
+        other => Err(BenchError::Usage(format!("unknown variant {other}"))),
+    }
+}
+
+async fn one_turn(graph: &Graph<State>, store: &Store) -> Result<(), BenchError> {
+    let thread = run_turn(graph, store.checkpointer.as_ref()).await?;
+    store.after_turn(&thread)?;
+    Ok(())
+}
+
+/// Nearest-rank percentile, as bench.py computes it (Python rounds half to even).
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (p / 100.0 * sorted.len() as f64 + 0.5).round_ties_even() as i64 - 1;
+    sorted[rank.clamp(0, sorted.len() as i64 - 1) as usize]
+}
+
+/// Peak resident set size of the process in MiB (`VmHWM`, what
+/// `getrusage(...).ru_maxrss` reports on Linux).
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+async fn run(args: Args) -> Result<(), BenchError> {
+    let graph = Arc::new(build_graph()?);
+    let store = Arc::new(make_store(&args.variant).await?);
+
+    // Warm-up: at least WARMUP seconds and 5 turns.
+    let end = Instant::now() + Duration::from_secs_f64(args.warmup);
+    let mut warm = 0usize;
+    while Instant::now() < end || warm < 5 {
+        one_turn(&graph, &store).await?;
+        warm += 1;
+    }
+
+    // Sequential: back to back until SEQ seconds have passed.
+    let mut lat = Vec::new();
+    let t0 = Instant::now();
+    let end = t0 + Duration::from_secs_f64(args.seq);
+    loop {
+        let s = Instant::now();
+        one_turn(&graph, &store).await?;
+        let e = Instant::now();
+        lat.push(ms(e - s));
+        if e >= end {
+            break;
+        }
+    }
+    let seq_elapsed = t0.elapsed().as_secs_f64();
+    lat.sort_by(f64::total_cmp);
+    let seq_tps = lat.len() as f64 / seq_elapsed;
+
+    // Concurrent: N workers on the multi-threaded runtime, each running
+    // turns back to back until the deadline.
+    let t0 = Instant::now();
+    let end = t0 + Duration::from_secs_f64(args.conc);
+    let mut workers = Vec::with_capacity(args.concurrency);
+    for _ in 0..args.concurrency {
+        let (graph, store) = (graph.clone(), store.clone());
+        workers.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            while Instant::now() < end {
+                let s = Instant::now();
+                one_turn(&graph, &store).await?;
+                lat.push(ms(s.elapsed()));
+            }
+            Ok::<_, BenchError>(lat)
+        }));
+    }
+    let mut clat = Vec::new();
+    for w in workers {
+        clat.extend(w.await??);
+    }
+    let conc_elapsed = t0.elapsed().as_secs_f64();
+    clat.sort_by(f64::total_cmp);
+    let conc_tps = clat.len() as f64 / conc_elapsed;
+
+    let rss = peak_rss_mb();
+    let c = args.concurrency;
+    eprintln!(
+        "# warmup_turns={warm} seq_turns={} seq_s={seq_elapsed:.2} conc_turns={} conc_s={conc_elapsed:.2} workers={}",
+        lat.len(),
+        clat.len(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+    );
+    println!(
+        "engine=aics variant={} turns_per_s={seq_tps:.1} p50_ms={:.3} p99_ms={:.3} rss_mb={rss:.1} \
+         conc{c}_turns_per_s={conc_tps:.1} conc{c}_p50_ms={:.3} conc{c}_p99_ms={:.3} seq_turns={} conc_turns={}",
+        args.label.as_deref().unwrap_or(&args.variant),
+        pct(&lat, 50.0),
+        pct(&lat, 99.0),
+        pct(&clat, 50.0),
+        pct(&clat, 99.0),
+        lat.len(),
+        clat.len(),
+    );
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    let outcome = parse_args().and_then(|args| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| BenchError::Usage(format!("no runtime: {e}")))?;
+        runtime.block_on(run(args))
+    });
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("aics-bench: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_match_bench_py() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(pct(&v, 50.0), 50.0);
+        // round(99.5) is 100 in Python (half to even): index 99.
+        assert_eq!(pct(&v, 99.0), 100.0);
+        assert_eq!(pct(&[1.0, 2.0, 3.0], 50.0), 2.0);
+        assert!(pct(&[], 50.0).is_nan());
+    }
+
+    #[tokio::test]
+    async fn the_memory_variant_checks_and_drops_each_turns_checkpoints() {
+        let graph = build_graph().expect("graph");
+        let store = make_store("memory").await.expect("store");
+        one_turn(&graph, &store).await.expect("turn");
+        assert!(matches!(
+            make_store("sqlite").await,
+            Err(BenchError::VariantUnavailable(_))
+        ));
+    }
+}

@@ -1,0 +1,476 @@
+//! The workload of `shared/bench/langgraph/README.md`, on the aics engine.
+//!
+//! Graph: `START → init_state → memory_trigger → agent ⇄ tools → finalize → END`,
+//! the same state fields, the same fake model (call 1 → `order_query`, call 2
+//! → `ticket_create`, call 3 → a 60-token answer streamed one chunk per
+//! token), the same two tools, a new thread id per turn, and the same checks
+//! on every turn. The model is called through [`stream_call`], so every token
+//! travels as an `llm_token` event through the turn's bounded channel to the
+//! caller, who counts the ones streamed inside the `agent` node.
+
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use aics_agent::checkpoint::Checkpointer;
+use aics_agent::events::EventSink;
+use aics_agent::graph::{
+    FnNode, Graph, GraphBuilder, Next, Node, NodeContext, NodeError, END, START,
+};
+use aics_agent::llm::{stream_call, TokenRoute};
+use aics_agent::model::{
+    ChatModel, FinishReason, Message, ModelChunk, ModelError, ModelRequest, ModelStream, ToolCall,
+};
+use aics_agent::tool::{ToolContext, ToolError, ToolRegistry, TypedTool};
+use aics_types::AgentEvent;
+use async_trait::async_trait;
+use futures::stream::{self, StreamExt};
+use regex::Regex;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+const FINAL_WORDS: [&str; 60] = [
+    "Thanks",
+    "for",
+    "your",
+    "patience.",
+    "Your",
+    "order",
+    "ORD-123",
+    "is",
+    "currently",
+    "delayed",
+    "at",
+    "the",
+    "regional",
+    "hub",
+    "because",
+    "of",
+    "a",
+    "carrier",
+    "backlog.",
+    "The",
+    "latest",
+    "scan",
+    "shows",
+    "it",
+    "left",
+    "the",
+    "sorting",
+    "center",
+    "this",
+    "morning.",
+    "I",
+    "have",
+    "opened",
+    "complaint",
+    "ticket",
+    "TCK-0001",
+    "so",
+    "our",
+    "logistics",
+    "team",
+    "can",
+    "follow",
+    "up",
+    "and",
+    "expedite",
+    "delivery.",
+    "You",
+    "will",
+    "receive",
+    "an",
+    "email",
+    "update",
+    "within",
+    "24",
+    "hours.",
+    "Is",
+    "there",
+    "anything",
+    "else?",
+    "Bye.",
+];
+
+/// The 60 streamed tokens: each word with a trailing space, the last without.
+static FINAL_TOKENS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    let last = FINAL_WORDS.len() - 1;
+    FINAL_WORDS
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            if i < last {
+                format!("{w} ")
+            } else {
+                (*w).to_owned()
+            }
+        })
+        .collect()
+});
+
+/// The expected final reply.
+pub static FINAL_TEXT: LazyLock<String> = LazyLock::new(|| FINAL_TOKENS.concat());
+
+const TICKET_SUMMARY: &str =
+    "Customer reports order ORD-123 is delayed; requests an update and compensation.";
+const USER_MSG: &str =
+    "Hi, my order ORD-123 hasn't arrived yet and it's a week late. Please remember I prefer email.";
+
+#[allow(clippy::expect_used)] // a literal pattern
+static MEMORY_RE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(remember|my name is|i prefer|always|never|call me)\b").expect("regex")
+});
+
+/// The graph state (the Python `State` TypedDict).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct State {
+    pub messages: Vec<Message>,
+    pub current_step: u32,
+    pub max_steps: u32,
+    pub tool_call_history: Vec<Value>,
+    pub tool_result_history: Vec<Value>,
+    pub stop: bool,
+    pub stop_reason: Option<String>,
+    pub memory_triggered: bool,
+    pub final_reply: String,
+    pub metadata: Option<Value>,
+}
+
+/// The fake chat model: deterministic, never sleeps or awaits I/O.
+pub struct FakeReactModel;
+
+#[async_trait]
+impl ChatModel for FakeReactModel {
+    fn name(&self) -> String {
+        "fake-react".into()
+    }
+
+    async fn stream(&self, request: ModelRequest) -> Result<ModelStream, ModelError> {
+        let index = 1 + request
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count();
+        let call = match index {
+            1 => Some(("order_query", json!({"order_id": "ORD-123"}), "call_x_1")),
+            2 => Some((
+                "ticket_create",
+                json!({"order_id": "ORD-123", "category": "complaint", "summary": TICKET_SUMMARY}),
+                "call_x_2",
+            )),
+            _ => None,
+        };
+        let chunks: Vec<Result<ModelChunk, ModelError>> = match call {
+            // A tool call comes as one chunk, as in the Python fake.
+            Some((name, args, id)) => vec![
+                Ok(ModelChunk::ToolCallDelta {
+                    index: 0,
+                    id: Some(id.into()),
+                    name: Some(name.into()),
+                    arguments: args.to_string(),
+                }),
+                Ok(ModelChunk::Finish(FinishReason::ToolCalls)),
+            ],
+            None => FINAL_TOKENS
+                .iter()
+                .map(|t| Ok(ModelChunk::Text(t.clone())))
+                .chain([Ok(ModelChunk::Finish(FinishReason::Stop))])
+                .collect(),
+        };
+        Ok(stream::iter(chunks).boxed())
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct OrderArgs {
+    order_id: String,
+}
+
+/// `order_query`: an order with status delayed, one item, 3 logistics events.
+pub struct OrderQuery;
+
+#[async_trait]
+impl TypedTool for OrderQuery {
+    type Args = OrderArgs;
+    const NAME: &'static str = "order_query";
+    const DESCRIPTION: &'static str = "Look up an order by id.";
+    async fn run(&self, _: &ToolContext, args: OrderArgs) -> Result<Value, ToolError> {
+        Ok(json!({
+            "order_id": args.order_id,
+            "status": "delayed",
+            "items": [{"sku": "SKU-42", "qty": 1}],
+            "logistics": [
+                {"ts": "2024-05-01T08:00:00Z", "event": "picked_up", "location": "Shenzhen"},
+                {"ts": "2024-05-02T12:30:00Z", "event": "in_transit", "location": "Hong Kong hub"},
+                {"ts": "2024-05-04T09:15:00Z", "event": "delayed", "location": "Regional hub"},
+            ],
+        }))
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct TicketArgs {
+    order_id: String,
+    category: String,
+    summary: String,
+}
+
+/// `ticket_create`: always ticket TCK-0001.
+pub struct TicketCreate;
+
+#[async_trait]
+impl TypedTool for TicketCreate {
+    type Args = TicketArgs;
+    const NAME: &'static str = "ticket_create";
+    const DESCRIPTION: &'static str = "Create a customer-support ticket.";
+    async fn run(&self, _: &ToolContext, a: TicketArgs) -> Result<Value, ToolError> {
+        Ok(
+            json!({"ticket_id": "TCK-0001", "order_id": a.order_id, "category": a.category,
+                  "status": "open", "summary_len": a.summary.chars().count()}),
+        )
+    }
+}
+
+struct AgentNode(Arc<dyn ChatModel>);
+
+#[async_trait]
+impl Node<State> for AgentNode {
+    async fn run(&self, s: &mut State, ctx: &NodeContext<'_>) -> Result<Next, NodeError> {
+        let step = s.current_step + 1;
+        // Like `llm.ainvoke(messages)`: the fake is called without bound tools.
+        let request = ModelRequest {
+            messages: s.messages.clone(),
+            ..ModelRequest::default()
+        };
+        let ai = stream_call(
+            self.0.as_ref(),
+            request,
+            ctx.events,
+            TokenRoute::Reply,
+            Duration::from_secs(30),
+        )
+        .await
+        .map_err(|e| NodeError(e.to_string()))?;
+        let has_calls = !ai.tool_calls.is_empty();
+        s.messages.push(Message::Assistant {
+            content: ai.content,
+            tool_calls: ai.tool_calls,
+        });
+        s.current_step = step;
+        if !has_calls {
+            s.stop = true;
+            s.stop_reason = Some("final_answer".into());
+        } else if step >= s.max_steps {
+            s.stop = true;
+            s.stop_reason = Some("max_steps".into());
+        }
+        Ok(Next::Continue)
+    }
+}
+
+struct ToolsNode(ToolRegistry);
+
+#[async_trait]
+impl Node<State> for ToolsNode {
+    async fn run(&self, s: &mut State, ctx: &NodeContext<'_>) -> Result<Next, NodeError> {
+        let calls: Vec<ToolCall> = match s.messages.last() {
+            Some(Message::Assistant { tool_calls, .. }) => tool_calls.clone(),
+            _ => Vec::new(),
+        };
+        for call in calls {
+            let tool = self
+                .0
+                .get(&call.name)
+                .ok_or_else(|| NodeError(format!("unknown tool {}", call.name)))?;
+            let tctx = ToolContext {
+                graph_execution_id: ctx.thread_id.to_owned(),
+                tool_call_id: call.id.clone(),
+                ..ToolContext::default()
+            };
+            let out = tool
+                .call(&tctx, call.arguments.clone())
+                .await
+                .map_err(|e| NodeError(e.to_string()))?;
+            let content = out.to_string();
+            s.tool_call_history
+                .push(json!({"name": call.name, "args": call.arguments, "id": call.id}));
+            s.tool_result_history
+                .push(json!({"id": call.id, "name": call.name, "content": content}));
+            s.messages.push(Message::Tool {
+                tool_call_id: call.id,
+                name: call.name,
+                content,
+            });
+        }
+        Ok(Next::Continue)
+    }
+}
+
+fn route_after_agent(s: &State) -> String {
+    let has_calls = matches!(s.messages.last(), Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty());
+    if !s.stop && has_calls {
+        "tools"
+    } else {
+        "finalize"
+    }
+    .to_owned()
+}
+
+/// Builds the benchmark graph.
+pub fn build_graph() -> Result<Graph<State>, aics_agent::graph::GraphError> {
+    let tools = ToolRegistry::new().with(OrderQuery).with(TicketCreate);
+    GraphBuilder::new()
+        .add_node(
+            "init_state",
+            FnNode::new(|s: &mut State, _| {
+                s.current_step = 0;
+                s.max_steps = 5;
+                s.stop = false;
+                s.stop_reason = None;
+                Ok(Next::Continue)
+            }),
+        )
+        .add_node(
+            "memory_trigger",
+            FnNode::new(|s: &mut State, _| {
+                let user = s.messages.iter().rev().find_map(|m| match m {
+                    Message::User { content } => Some(content.as_str()),
+                    _ => None,
+                });
+                s.memory_triggered = user.is_some_and(|u| MEMORY_RE.is_match(u));
+                Ok(Next::Continue)
+            }),
+        )
+        .add_node("agent", AgentNode(Arc::new(FakeReactModel)))
+        .add_node("tools", ToolsNode(tools))
+        .add_node(
+            "finalize",
+            FnNode::new(|s: &mut State, _| {
+                s.final_reply = match s.messages.last() {
+                    Some(Message::Assistant { content, .. }) => content.clone(),
+                    _ => String::new(),
+                };
+                let tools_used: Vec<Value> = s
+                    .tool_call_history
+                    .iter()
+                    .map(|c| c["name"].clone())
+                    .collect();
+                let llm_calls = s
+                    .messages
+                    .iter()
+                    .filter(|m| matches!(m, Message::Assistant { .. }))
+                    .count();
+                s.metadata = Some(json!({
+                    "steps_taken": s.current_step,
+                    "tools_used": tools_used,
+                    "stop_reason": s.stop_reason.clone().unwrap_or_else(|| "final_answer".into()),
+                    "llm_calls": llm_calls,
+                }));
+                Ok(Next::Continue)
+            }),
+        )
+        .add_edge(START, "init_state")
+        .add_edge("init_state", "memory_trigger")
+        .add_edge("memory_trigger", "agent")
+        .add_conditional_edges("agent", route_after_agent)
+        .add_edge("tools", "agent")
+        .add_edge("finalize", END)
+        .compile()
+}
+
+/// A turn that failed its checks.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error("the graph failed: {0}")]
+    Graph(#[from] aics_agent::graph::GraphError),
+    #[error("expected 60 streamed tokens, got {0}")]
+    Tokens(usize),
+    #[error("bad final output: reply={reply:?} metadata={metadata:?}")]
+    Output {
+        reply: String,
+        metadata: Option<Value>,
+    },
+    #[error("expected {expected} checkpoints, found {found}")]
+    Checkpoints { expected: usize, found: usize },
+}
+
+/// One turn: a new thread, the user message, the event stream consumed and
+/// the tokens of the `agent` node counted, then the checks.
+pub async fn run_turn(
+    graph: &Graph<State>,
+    checkpointer: &dyn Checkpointer,
+) -> Result<String, TurnError> {
+    let thread_id = uuid::Uuid::new_v4().to_string();
+    let state = State {
+        messages: vec![Message::user(USER_MSG)],
+        ..State::default()
+    };
+    let (sink, mut rx) = EventSink::channel(64);
+    let consume = async move {
+        let mut in_agent = false;
+        let mut tokens = 0usize;
+        while let Some(ev) = rx.recv().await {
+            match ev {
+                AgentEvent::NodeStart { node } => in_agent = node == "agent",
+                AgentEvent::NodeEnd { .. } => in_agent = false,
+                AgentEvent::LlmToken { token, .. } if in_agent && !token.is_empty() => tokens += 1,
+                _ => {}
+            }
+        }
+        tokens
+    };
+    let run = async move {
+        graph
+            .invoke(&thread_id, state, checkpointer, &sink)
+            .await
+            .map(|o| (o, thread_id))
+    };
+    let (outcome, tokens) = tokio::join!(run, consume);
+    let (outcome, thread_id) = outcome?;
+    if tokens != 60 {
+        return Err(TurnError::Tokens(tokens));
+    }
+    let expected = json!({
+        "steps_taken": 3,
+        "tools_used": ["order_query", "ticket_create"],
+        "stop_reason": "final_answer",
+        "llm_calls": 3,
+    });
+    let s = outcome.state;
+    if s.final_reply != *FINAL_TEXT || s.metadata.as_ref() != Some(&expected) {
+        return Err(TurnError::Output {
+            reply: s.final_reply,
+            metadata: s.metadata,
+        });
+    }
+    Ok(thread_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aics_agent::checkpoint::MemoryCheckpointer;
+
+    #[tokio::test]
+    async fn one_turn_passes_its_checks_and_writes_seven_checkpoints() {
+        let graph = build_graph().expect("graph");
+        let cp = MemoryCheckpointer::new();
+        let thread = run_turn(&graph, &cp).await.expect("turn");
+        let steps = cp.list(&thread).await.expect("list");
+        let nodes: Vec<&str> = steps.iter().map(|c| c.node.as_str()).collect();
+        assert_eq!(
+            nodes,
+            [
+                "init_state",
+                "memory_trigger",
+                "agent",
+                "tools",
+                "agent",
+                "tools",
+                "agent",
+                "finalize"
+            ]
+        );
+        assert_eq!(FINAL_TOKENS.len(), 60);
+    }
+}
