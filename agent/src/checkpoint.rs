@@ -63,6 +63,12 @@ pub trait Checkpointer: Send + Sync {
     /// Saves a checkpoint. Saving the same `checkpoint_id` twice is harmless.
     async fn put(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError>;
 
+    /// Saves a checkpoint the caller no longer needs; stores that keep the
+    /// value (the in-memory one) override it to skip a deep copy.
+    async fn put_owned(&self, checkpoint: Checkpoint) -> Result<(), CheckpointError> {
+        self.put(&checkpoint).await
+    }
+
     /// The newest checkpoint of a run.
     async fn latest(&self, thread_id: &str) -> Result<Option<Checkpoint>, CheckpointError>;
 
@@ -111,6 +117,18 @@ impl Checkpointer for MemoryCheckpointer {
             .any(|c| c.checkpoint_id == checkpoint.checkpoint_id)
         {
             run.push(checkpoint.clone());
+        }
+        Ok(())
+    }
+
+    async fn put_owned(&self, checkpoint: Checkpoint) -> Result<(), CheckpointError> {
+        let mut runs = self.runs();
+        let run = runs.entry(checkpoint.thread_id.clone()).or_default();
+        if !run
+            .iter()
+            .any(|c| c.checkpoint_id == checkpoint.checkpoint_id)
+        {
+            run.push(checkpoint);
         }
         Ok(())
     }

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use aics_types::AgentEvent;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 
 use crate::events::EventSink;
 use crate::model::{ChatModel, ModelError, ModelRequest, ModelResponse, ResponseBuilder};
@@ -40,11 +40,16 @@ pub async fn stream_call(
         .map_err(|_| timed_out())??;
     let mut builder = ResponseBuilder::default();
     loop {
-        let chunk = match tokio::time::timeout(idle_timeout, stream.next()).await {
-            Ok(Some(chunk)) => chunk?,
-            Ok(None) => break,
-            Err(_) => return Err(timed_out()),
+        // A chunk that is already there needs no timer: arming one per
+        // chunk costs a clock read and a timer-wheel entry per token.
+        let next = match stream.next().now_or_never() {
+            Some(next) => next,
+            None => tokio::time::timeout(idle_timeout, stream.next())
+                .await
+                .map_err(|_| timed_out())?,
         };
+        let Some(chunk) = next else { break };
+        let chunk = chunk?;
         match (&chunk, route) {
             (crate::model::ModelChunk::Text(text), TokenRoute::Reply) if !text.is_empty() => {
                 events

@@ -452,17 +452,18 @@ impl<S: GraphState> Graph<S> {
                 pending_interrupts: interrupts.clone(),
                 created_at: chrono::Utc::now(),
             };
-            checkpointer.put(&checkpoint).await?;
+            let checkpoint_id = checkpoint.checkpoint_id.clone();
+            checkpointer.put_owned(checkpoint).await?;
             if !interrupts.is_empty() {
                 return Ok(RunOutcome {
                     state,
                     status: RunStatus::Interrupted(interrupts),
-                    checkpoint_id: Some(checkpoint.checkpoint_id),
+                    checkpoint_id: Some(checkpoint_id),
                 });
             }
             cursor = Cursor {
                 node: next_node,
-                parent_id: Some(checkpoint.checkpoint_id),
+                parent_id: Some(checkpoint_id),
                 step: cursor.step + 1,
             };
         }
