@@ -1,0 +1,152 @@
+//! Approvals: the supervisors' queue and their decisions. A decision is
+//! taken exactly once (the database's conditional update); when it was the
+//! last pending call of a paused run, the run is claimed (exactly one
+//! instance wins the `turn_locks` row) and resumed with every decision.
+
+use std::collections::{HashMap, HashSet};
+
+use aics_agent::Decision;
+use aics_types::{AgentEvent, Approval, ApprovalDecision, ApprovalStatus, UserInfo};
+
+use crate::error::ServiceError;
+use crate::hub::Topic;
+use crate::{check_id, store, Console};
+
+/// How many decided approvals the audit list shows.
+const DECIDED_LIMIT: u32 = 200;
+
+impl Console {
+    /// Pending approvals (oldest first, with context) or decided ones
+    /// (newest first: the audit log).
+    pub async fn list_approvals(&self, pending: bool) -> Result<Vec<Approval>, ServiceError> {
+        Ok(if pending {
+            self.inner.db.list_pending_approvals().await?
+        } else {
+            self.inner.db.decided_approvals(DECIDED_LIMIT).await?
+        })
+    }
+
+    /// One approval by its tool-call id.
+    pub async fn approval(&self, approval_id: &str) -> Result<Approval, ServiceError> {
+        check_id("approval id", approval_id)?;
+        self.inner
+            .db
+            .approval(approval_id)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(format!("approval {approval_id} does not exist")))
+    }
+
+    /// Supervisors only: decides a pending call; resumes the paused turn
+    /// when this was its last pending call. 409 when already decided.
+    #[tracing::instrument(skip_all, fields(approval_id, user = %user.username, approve = decision.approve))]
+    pub async fn decide(
+        &self,
+        user: &UserInfo,
+        approval_id: &str,
+        decision: ApprovalDecision,
+    ) -> Result<Approval, ServiceError> {
+        tracing::Span::current().record("approval_id", approval_id);
+        self.require_supervisor(user)?;
+        check_id("approval id", approval_id)?;
+        if let Some(args) = &decision.args {
+            if decision.approve && !args.is_object() {
+                return Err(ServiceError::Invalid(
+                    "edited args must be a JSON object".into(),
+                ));
+            }
+        }
+        if let Some(reason) = &decision.reason {
+            if reason.chars().count() > 2000 {
+                return Err(ServiceError::Invalid(
+                    "a reason is at most 2000 characters".into(),
+                ));
+            }
+        }
+        let db = &self.inner.db;
+        // 404 before anything else, so a wrong id never reads as a wrong token.
+        if db.approval(approval_id).await?.is_none() {
+            return Err(ServiceError::NotFound(format!(
+                "approval {approval_id} does not exist"
+            )));
+        }
+        let decided = db
+            .decide_approval(approval_id, &decision, &user.username)
+            .await?;
+        tracing::info!(status = decided.status.as_str(), "approval decided");
+        let event = AgentEvent::ApprovalDecided {
+            id: decided.id.clone(),
+            approved: decided.status == ApprovalStatus::Approved,
+            reason: decided.decision_reason.clone(),
+            decided_by: decided.decided_by.clone(),
+        };
+        self.inner.hub.publish(Topic::Approvals, event.clone());
+        self.inner
+            .hub
+            .publish(Topic::Session(decided.session_id.clone()), event);
+        self.refresh_pending_gauge().await;
+        self.resume_if_decided(&decided.session_id, &decided.graph_execution_id)
+            .await?;
+        Ok(decided)
+    }
+
+    /// Resumes a paused run once none of its calls waits any more; exactly
+    /// one caller (on any instance) wins the claim.
+    async fn resume_if_decided(
+        &self,
+        session_id: &str,
+        graph_execution_id: &str,
+    ) -> Result<(), ServiceError> {
+        let db = &self.inner.db;
+        let approvals = db.approvals_of_execution(graph_execution_id).await?;
+        if approvals
+            .iter()
+            .any(|a| a.status == ApprovalStatus::Pending)
+        {
+            return Ok(());
+        }
+        if !store::claim_resume(db, session_id, graph_execution_id, &self.inner.instance_id).await?
+        {
+            tracing::info!(graph_execution_id, "the run is resumed elsewhere");
+            return Ok(());
+        }
+        let decisions: HashMap<String, Decision> = approvals
+            .into_iter()
+            .filter_map(|a| {
+                let decision = match a.status {
+                    ApprovalStatus::Approved => Decision::Approve {
+                        args: a.approved_args.filter(|v| !v.is_null()),
+                    },
+                    ApprovalStatus::Rejected => Decision::Reject {
+                        reason: a.decision_reason.unwrap_or_default(),
+                    },
+                    ApprovalStatus::Pending => return None,
+                };
+                Some((a.id, decision))
+            })
+            .collect();
+        // Tool calls finished before the pause were counted then.
+        let counted: HashSet<String> = db
+            .turn(graph_execution_id)
+            .await?
+            .map(|t| {
+                t.tool_calls
+                    .into_iter()
+                    .filter(|c| c.status != aics_types::ToolCallStatus::Pending)
+                    .map(|c| c.id)
+                    .collect()
+            })
+            .unwrap_or_default();
+        tracing::info!(
+            graph_execution_id,
+            calls = decisions.len(),
+            "resuming the turn"
+        );
+        self.spawn_resume(
+            session_id.to_owned(),
+            graph_execution_id.to_owned(),
+            decisions,
+            counted,
+        );
+        Ok(())
+    }
+}

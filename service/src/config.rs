@@ -1,0 +1,71 @@
+//! What a [`crate::Console`] is built with. The server fills it from its
+//! TOML file and environment; tests build it directly.
+
+use std::time::Duration;
+
+use aics_agent::EngineKind;
+use aics_openai::ProviderConfig;
+use aics_types::Role;
+
+/// How the console behaves.
+#[derive(Debug, Clone)]
+pub struct ConsoleConfig {
+    /// The name of the active provider (the key in `[llm.providers]`).
+    pub provider_name: String,
+    /// The active provider: the demo model or an OpenAI-compatible endpoint.
+    pub provider: ProviderConfig,
+    /// `graph` (the ReAct loop) or `linear` (one routed tool, then respond).
+    pub engine: EngineKind,
+    /// Tool steps per turn before the model must answer.
+    pub max_tool_loops: u32,
+    /// How long one tool call may take.
+    pub tool_timeout: Duration,
+    /// The demo model's pause between tokens (0 in tests).
+    pub demo_token_delay: Duration,
+    /// Whether `[fault:…]` markers in a message make the demo model fail.
+    pub demo_faults: bool,
+    /// The bearer token scripts send; none means the API needs a session.
+    pub api_token: Option<String>,
+    /// The role the API token acts with.
+    pub api_token_role: Role,
+    /// How long a sign-in lasts.
+    pub session_ttl: Duration,
+    /// Whether the session cookie is marked `Secure` (behind HTTPS).
+    pub cookie_secure: bool,
+    /// How many earlier messages a turn sees.
+    pub history_messages: u32,
+    /// A running turn's lock is taken over after this long (the instance
+    /// that held it is presumed dead).
+    pub stale_lock_after: Duration,
+}
+
+impl Default for ConsoleConfig {
+    fn default() -> Self {
+        Self {
+            provider_name: "demo".into(),
+            provider: ProviderConfig::Demo,
+            engine: EngineKind::Graph,
+            max_tool_loops: 5,
+            tool_timeout: Duration::from_secs(15),
+            demo_token_delay: Duration::from_millis(20),
+            demo_faults: false,
+            api_token: None,
+            api_token_role: Role::Agent,
+            session_ttl: Duration::from_secs(12 * 3600),
+            cookie_secure: false,
+            history_messages: 20,
+            stale_lock_after: Duration::from_secs(600),
+        }
+    }
+}
+
+impl ConsoleConfig {
+    /// The defaults with the demo model answering instantly (tests).
+    pub fn for_tests() -> Self {
+        Self {
+            demo_token_delay: Duration::ZERO,
+            demo_faults: true,
+            ..Self::default()
+        }
+    }
+}
