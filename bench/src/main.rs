@@ -30,14 +30,14 @@ const CHECKPOINTS_PER_TURN: usize = 8;
 enum BenchError {
     #[error("{0}")]
     Usage(String),
-    #[error("variant {0} is not built into aics-bench yet (see make_store)")]
-    VariantUnavailable(String),
     #[error("turn failed: {0}")]
     Turn(#[from] workload::TurnError),
     #[error("the benchmark graph is broken: {0}")]
     Graph(#[from] aics_agent::graph::GraphError),
     #[error("a worker panicked: {0}")]
     Join(#[from] tokio::task::JoinError),
+    #[error("the checkpoint database failed: {0}")]
+    Db(#[from] aics_db::DbError),
 }
 
 struct Args {
@@ -113,10 +113,12 @@ impl Store {
 
 /// The one place where a variant's checkpointer is built.
 ///
-/// `sqlite` and `postgres` belong here once `aics_db` ships its SQL
-/// checkpointer: build it (SQLite: a fresh file under `data/`, deleted at
-/// start, WAL; Postgres: `AICS_BENCH_DATABASE_URL`) and return
-/// `Store { checkpointer: Arc::new(it), memory: None }`.
+/// `sqlite`: `aics_db`'s SQL checkpointer on a fresh file under `data/`
+/// (deleted at start), with the server's settings: WAL, synchronous = NORMAL,
+/// 4 connections. `postgres`: the same checkpointer on
+/// `AICS_BENCH_DATABASE_URL` (else `DATABASE_URL`), 5 connections, default
+/// `synchronous_commit = on`. Both keep every checkpoint, as LangGraph's
+/// SQLite variant does.
 async fn make_store(variant: &str) -> Result<Store, BenchError> {
     match variant {
         "memory" => {
@@ -126,9 +128,37 @@ async fn make_store(variant: &str) -> Result<Store, BenchError> {
                 memory: Some(memory),
             })
         }
-        "sqlite" | "postgres" => Err(BenchError::VariantUnavailable(variant.to_owned())),
+        "sqlite" => {
+            let path = std::path::Path::new("data").join("aics-bench-checkpoints.db");
+            for suffix in ["", "-wal", "-shm"] {
+                // Missing files are fine: the point is a fresh database.
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+            sql_store(&format!("sqlite://{}", path.display())).await
+        }
+        "postgres" => {
+            let url = std::env::var("AICS_BENCH_DATABASE_URL")
+                .or_else(|_| std::env::var("DATABASE_URL"))
+                .map_err(|_| {
+                    BenchError::Usage(
+                        "the postgres variant needs AICS_BENCH_DATABASE_URL \
+                         (e.g. $(scripts/postgres.sh | tail -n 1))"
+                            .into(),
+                    )
+                })?;
+            sql_store(&url).await
+        }
         other => Err(BenchError::Usage(format!("unknown variant {other}"))),
     }
+}
+
+async fn sql_store(url: &str) -> Result<Store, BenchError> {
+    let db = aics_db::Database::connect(url).await?;
+    db.migrate().await?;
+    Ok(Store {
+        checkpointer: Arc::new(aics_db::SqlCheckpointer::new(db)),
+        memory: None,
+    })
 }
 
 async fn one_turn(graph: &Graph<State>, store: &Store) -> Result<(), BenchError> {
@@ -276,8 +306,8 @@ mod tests {
         let store = make_store("memory").await.expect("store");
         one_turn(&graph, &store).await.expect("turn");
         assert!(matches!(
-            make_store("sqlite").await,
-            Err(BenchError::VariantUnavailable(_))
+            make_store("nosuch").await,
+            Err(BenchError::Usage(_))
         ));
     }
 }
