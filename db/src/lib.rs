@@ -52,7 +52,13 @@
 //!   SQLite database gets exactly one connection, since each connection
 //!   would otherwise see its own empty database.
 //! - **PostgreSQL** keeps its defaults (`synchronous_commit = on`): several
-//!   instances share it, so a commit is durable once acknowledged.
+//!   instances share it, so a commit is durable once acknowledged. Each
+//!   checkpoint is one commit and so one WAL flush; that makes PostgreSQL
+//!   the slower checkpointer on one small machine (see
+//!   `examples/checkpoint_throughput.rs` and `aics-bench --variant
+//!   postgres`), a price paid on purpose for resuming on any instance.
+//!   `synchronous_commit = off` for checkpoint writes would be the knob to
+//!   turn if that ever matters more than the last few checkpoints.
 #![forbid(unsafe_code)]
 
 use std::str::FromStr;
