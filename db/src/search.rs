@@ -94,7 +94,7 @@ pub fn index_text(title: &str, body: &str) -> String {
     format!("{title} {title} {}", terms(body).join(" "))
 }
 
-/// The distinct terms of a query, at most [`MAX_QUERY_TERMS`].
+/// The distinct terms of a query, at most 32.
 pub fn query_terms(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for term in terms(query) {
