@@ -84,9 +84,20 @@ pub trait Checkpointer: Send + Sync {
 }
 
 /// Checkpoints in memory, for tests, benchmarks and single-process use.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MemoryCheckpointer {
-    runs: Mutex<HashMap<String, Vec<Checkpoint>>>,
+    shards: Vec<Mutex<HashMap<String, Vec<Checkpoint>>>>,
+}
+
+/// Lock shards of [`MemoryCheckpointer`].
+const SHARDS: usize = 16;
+
+impl Default for MemoryCheckpointer {
+    fn default() -> Self {
+        Self {
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+        }
+    }
 }
 
 impl MemoryCheckpointer {
@@ -97,20 +108,27 @@ impl MemoryCheckpointer {
     /// Forgets a run and says how many checkpoints it had (benchmarks drop
     /// finished runs so memory stays flat over millions of turns).
     pub fn remove_thread(&self, thread_id: &str) -> usize {
-        self.runs().remove(thread_id).map_or(0, |r| r.len())
+        self.runs(thread_id)
+            .remove(thread_id)
+            .map_or(0, |r| r.len())
     }
 
-    fn runs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Checkpoint>>> {
+    /// The shard that holds a thread: runs on different threads rarely
+    /// share a lock, so concurrent turns do not queue behind one mutex.
+    fn runs(&self, thread_id: &str) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Checkpoint>>> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(thread_id, &mut hasher);
+        let shard = &self.shards[std::hash::Hasher::finish(&hasher) as usize % SHARDS];
         // A poisoned lock only means another thread panicked mid-push; the
         // map itself is still whole.
-        self.runs.lock().unwrap_or_else(|e| e.into_inner())
+        shard.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 #[async_trait]
 impl Checkpointer for MemoryCheckpointer {
     async fn put(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
-        let mut runs = self.runs();
+        let mut runs = self.runs(&checkpoint.thread_id);
         let run = runs.entry(checkpoint.thread_id.clone()).or_default();
         if !run
             .iter()
@@ -122,7 +140,7 @@ impl Checkpointer for MemoryCheckpointer {
     }
 
     async fn put_owned(&self, checkpoint: Checkpoint) -> Result<(), CheckpointError> {
-        let mut runs = self.runs();
+        let mut runs = self.runs(&checkpoint.thread_id);
         let run = runs.entry(checkpoint.thread_id.clone()).or_default();
         if !run
             .iter()
@@ -134,7 +152,10 @@ impl Checkpointer for MemoryCheckpointer {
     }
 
     async fn latest(&self, thread_id: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        Ok(self.runs().get(thread_id).and_then(|r| r.last().cloned()))
+        Ok(self
+            .runs(thread_id)
+            .get(thread_id)
+            .and_then(|r| r.last().cloned()))
     }
 
     async fn get(
@@ -143,12 +164,16 @@ impl Checkpointer for MemoryCheckpointer {
         checkpoint_id: &str,
     ) -> Result<Option<Checkpoint>, CheckpointError> {
         Ok(self
-            .runs()
+            .runs(thread_id)
             .get(thread_id)
             .and_then(|r| r.iter().find(|c| c.checkpoint_id == checkpoint_id).cloned()))
     }
 
     async fn list(&self, thread_id: &str) -> Result<Vec<Checkpoint>, CheckpointError> {
-        Ok(self.runs().get(thread_id).cloned().unwrap_or_default())
+        Ok(self
+            .runs(thread_id)
+            .get(thread_id)
+            .cloned()
+            .unwrap_or_default())
     }
 }

@@ -12,7 +12,9 @@ use aics_types::AgentEvent;
 use futures::{FutureExt, StreamExt};
 
 use crate::events::EventSink;
-use crate::model::{ChatModel, ModelError, ModelRequest, ModelResponse, ResponseBuilder};
+use crate::model::{
+    ChatModel, ModelChunk, ModelError, ModelRequest, ModelResponse, ResponseBuilder,
+};
 
 /// How the text of a call is shown while it streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +41,7 @@ pub async fn stream_call(
         .await
         .map_err(|_| timed_out())??;
     let mut builder = ResponseBuilder::default();
+    let mut content = String::new();
     loop {
         // A chunk that is already there needs no timer: arming one per
         // chunk costs a clock read and a timer-wheel entry per token.
@@ -50,32 +53,46 @@ pub async fn stream_call(
         };
         let Some(chunk) = next else { break };
         let chunk = chunk?;
-        match (&chunk, route) {
-            (crate::model::ModelChunk::Text(text), TokenRoute::Reply) if !text.is_empty() => {
-                events
-                    .emit(AgentEvent::LlmToken {
-                        token: text.clone(),
-                        reasoning_token: None,
-                    })
-                    .await;
+        // Text is appended here rather than through the builder so that the
+        // delta can be moved into its event instead of copied.
+        match (chunk, route) {
+            (ModelChunk::Text(text), TokenRoute::Reply) => {
+                content.push_str(&text);
+                if !text.is_empty() {
+                    events
+                        .emit(AgentEvent::LlmToken {
+                            token: text,
+                            reasoning_token: None,
+                        })
+                        .await;
+                }
             }
-            (crate::model::ModelChunk::Text(text), TokenRoute::Reasoning)
-            | (
-                crate::model::ModelChunk::Reasoning(text),
-                TokenRoute::Reply | TokenRoute::Reasoning,
-            ) if !text.is_empty() => {
-                events
-                    .emit(AgentEvent::LlmToken {
-                        token: String::new(),
-                        reasoning_token: Some(text.clone()),
-                    })
-                    .await;
+            (ModelChunk::Text(text), TokenRoute::Reasoning) => {
+                content.push_str(&text);
+                emit_reasoning(events, text).await;
             }
-            _ => {}
+            (ModelChunk::Text(text), TokenRoute::Silent) => content.push_str(&text),
+            (ModelChunk::Reasoning(text), TokenRoute::Reply | TokenRoute::Reasoning) => {
+                builder.push(ModelChunk::Reasoning(text.clone()));
+                emit_reasoning(events, text).await;
+            }
+            (other, _) => builder.push(other),
         }
-        builder.push(chunk);
     }
-    Ok(builder.finish())
+    let mut response = builder.finish();
+    response.content = content;
+    Ok(response)
+}
+
+async fn emit_reasoning(events: &EventSink, text: String) {
+    if !text.is_empty() {
+        events
+            .emit(AgentEvent::LlmToken {
+                token: String::new(),
+                reasoning_token: Some(text),
+            })
+            .await;
+    }
 }
 
 #[cfg(test)]
