@@ -45,25 +45,46 @@ const COLUMNS: &str = "thread_id, checkpoint_id, parent_id, step, node, next_nod
 
 impl Database {
     /// Saves a checkpoint; saving the same checkpoint id again changes nothing.
+    ///
+    /// On PostgreSQL the write commits with `synchronous_commit = off`: it is
+    /// visible to every instance at once and survives a crash of the
+    /// application, and only a crash of the database server or its machine
+    /// can lose the last fraction of a second of checkpoints, the same
+    /// guarantee SQLite's WAL with `synchronous = NORMAL` gives. Everything
+    /// else (approvals, tickets, turns) keeps a full synchronous commit.
     #[tracing::instrument(skip_all, fields(thread_id = %cp.thread_id, step = cp.step, node = %cp.node))]
     pub async fn put_checkpoint(&self, cp: &Checkpoint) -> Result<(), DbError> {
-        with_pool!(self, pool => sqlx::query(
-            "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, next_node, \
-             state, pending_interrupts, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-             ON CONFLICT (thread_id, checkpoint_id) DO NOTHING",
-        )
-        .bind(&cp.thread_id)
-        .bind(&cp.checkpoint_id)
-        .bind(&cp.parent_id)
-        .bind(i64::from(cp.step))
-        .bind(&cp.node)
-        .bind(&cp.next)
-        .bind(Json(&cp.state))
-        .bind(Json(&cp.pending_interrupts))
-        .bind(cp.created_at)
-        .execute(pool)
-        .await?
-        .rows_affected());
+        const INSERT: &str = "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, \
+             node, next_node, state, pending_interrupts, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             ON CONFLICT (thread_id, checkpoint_id) DO NOTHING";
+        macro_rules! bound {
+            ($query:expr) => {
+                $query
+                    .bind(&cp.thread_id)
+                    .bind(&cp.checkpoint_id)
+                    .bind(&cp.parent_id)
+                    .bind(i64::from(cp.step))
+                    .bind(&cp.node)
+                    .bind(&cp.next)
+                    .bind(Json(&cp.state))
+                    .bind(Json(&cp.pending_interrupts))
+                    .bind(cp.created_at)
+            };
+        }
+        match self {
+            Self::Sqlite(pool) => {
+                bound!(sqlx::query(INSERT)).execute(pool).await?;
+            }
+            Self::Postgres(pool) => {
+                let mut tx = pool.begin().await?;
+                sqlx::query("SET LOCAL synchronous_commit = off")
+                    .execute(&mut *tx)
+                    .await?;
+                bound!(sqlx::query(INSERT)).execute(&mut *tx).await?;
+                tx.commit().await?;
+            }
+        }
         Ok(())
     }
 

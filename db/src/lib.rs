@@ -51,14 +51,17 @@
 //!   server, leaving the database room for other instances). An in-memory
 //!   SQLite database gets exactly one connection, since each connection
 //!   would otherwise see its own empty database.
-//! - **PostgreSQL** keeps its defaults (`synchronous_commit = on`): several
-//!   instances share it, so a commit is durable once acknowledged. Each
-//!   checkpoint is one commit and so one WAL flush; that makes PostgreSQL
-//!   the slower checkpointer on one small machine (see
-//!   `examples/checkpoint_throughput.rs` and `aics-bench --variant
-//!   postgres`), a price paid on purpose for resuming on any instance.
-//!   `synchronous_commit = off` for checkpoint writes would be the knob to
-//!   turn if that ever matters more than the last few checkpoints.
+//! - **PostgreSQL** keeps its default `synchronous_commit = on` for
+//!   everything a person acts on (approvals, tickets, turns, users): several
+//!   instances share it, so such a commit is durable once acknowledged.
+//!   Checkpoint writes alone commit with `synchronous_commit = off` (see
+//!   [`Database::put_checkpoint`]): they are visible to every instance at
+//!   once and survive an application crash; only a database-server or OS
+//!   crash can lose the last fraction of a second of them, which is the
+//!   guarantee SQLite's WAL + NORMAL gives. A flush per checkpoint would
+//!   otherwise cap a turn (8 checkpoints) at a few dozen per second on one
+//!   small machine; `examples/checkpoint_throughput.rs` and `aics-bench
+//!   --variant postgres` measure it.
 #![forbid(unsafe_code)]
 
 use std::str::FromStr;
