@@ -118,7 +118,19 @@ pub async fn whoami() -> Result<Option<Session>, AppError> {
 #[server(prefix = "/fn")]
 pub async fn login(username: String, password: String) -> Result<UserInfo, AppError> {
     let console = expect_context::<aics_service::Console>();
-    let (user, cookie) = console.login(username.trim(), &password).await?;
+    let (user, cookie) = match console.login(username.trim(), &password).await {
+        Ok(signed_in) => signed_in,
+        Err(aics_service::ServiceError::Unauthorized) => {
+            if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+                response.set_status(axum::http::StatusCode::UNAUTHORIZED);
+            }
+            return Err(AppError {
+                code: "unauthorized".into(),
+                message: "Wrong username or password.".into(),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
     set_cookie(&cookie);
     Ok(user)
 }

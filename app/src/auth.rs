@@ -4,7 +4,11 @@
 use leptos::prelude::*;
 use leptos_router::components::{Redirect, A};
 
-use crate::api::{whoami, Login, Logout, Session};
+use crate::api::{AppError, Login, Logout, Session};
+
+/// The signed-in session, loaded once by [`crate::App`].
+#[derive(Clone, Copy)]
+pub struct SessionResource(pub Resource<Result<Option<Session>, AppError>>);
 
 /// Sends the browser to `path` with a full page load, so that every
 /// resource is fetched again with the new cookie.
@@ -25,7 +29,7 @@ where
     F: Fn(Session) -> V + Send + Sync + 'static,
     V: IntoView + 'static,
 {
-    let session = Resource::new(|| (), |_| whoami());
+    let session = expect_context::<SessionResource>().0;
     let children = StoredValue::new(children);
     view! {
         <Suspense fallback=|| view! { <PageLoading/> }>
@@ -164,7 +168,7 @@ fn Header(session: Session) -> impl IntoView {
 /// `/login`: the sign-in form; a signed-in visitor goes to the console.
 #[component]
 pub fn LoginPage() -> impl IntoView {
-    let session = Resource::new(|| (), |_| whoami());
+    let session = expect_context::<SessionResource>().0;
     view! {
         <Suspense fallback=|| view! { <PageLoading/> }>
             {move || Suspend::new(async move {

@@ -50,7 +50,7 @@ fn ConsoleBody(session: Session, id: Memo<Option<String>>) -> impl IntoView {
     let refresh = RwSignal::new(0u32);
     view! {
         <Layout session=session.clone()>
-            <div class="grid grid-cols-1 md:h-[calc(100vh-3.5rem)] md:grid-cols-[15rem_minmax(0,1fr)] md:grid-rows-[minmax(0,1fr)_auto] xl:grid-cols-[17rem_minmax(0,1fr)_24rem] xl:grid-rows-1">
+            <div class="grid grid-cols-1 md:grid-cols-[15rem_minmax(0,1fr)] xl:h-[calc(100vh-3.5rem)] xl:grid-cols-[17rem_minmax(0,1fr)_24rem] xl:overflow-hidden">
                 <ConversationList current=id refresh/>
                 {move || match id.get() {
                     Some(id) => {
@@ -121,7 +121,7 @@ fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -> im
     view! {
         <aside
             aria-label="Conversations"
-            class="flex max-h-72 flex-col border-b border-slate-200 bg-white md:row-span-2 md:max-h-none md:border-b-0 md:border-r"
+            class="flex max-h-72 flex-col border-b border-slate-200 bg-white md:sticky md:top-14 md:row-span-2 md:h-[calc(100vh-3.5rem)] md:max-h-none md:self-start md:border-b-0 md:border-r xl:static xl:row-span-1 xl:h-full"
         >
             <div class="flex items-center justify-between gap-2 px-3 py-3">
                 <h2 class="text-sm font-semibold text-slate-700">"Conversations"</h2>
@@ -692,7 +692,7 @@ fn ChatLive(
             data-connected=move || connected.get().to_string()
             data-running=move || running.get().to_string()
             aria-label="Conversation"
-            class="flex h-[calc(100vh-3.5rem)] min-h-[28rem] min-w-0 flex-col bg-slate-50 md:h-auto md:min-h-0"
+            class="flex h-[calc(100vh-3.5rem)] min-h-[28rem] min-w-0 flex-col bg-slate-50 xl:h-full xl:min-h-0"
         >
             <div class="flex items-center gap-3 border-b border-slate-200 bg-white px-4 py-2.5">
                 <h1 data-testid="conversation-title" class="truncate text-sm font-semibold text-slate-800">
@@ -749,11 +749,13 @@ fn ChatLive(
                                 data-testid="turn-error"
                                 class="mb-2 flex items-start gap-2 rounded-lg border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-800"
                             >
-                                <span aria-hidden="true" class="font-bold">"!"</span>
+                                <span aria-hidden="true" class="mt-0.5 grid h-5 w-5 shrink-0 place-items-center rounded-full bg-red-600 text-xs font-bold text-white">"!"</span>
                                 <span>
-                                    <span class="font-medium">"The reply failed: "</span>
-                                    {message}
-                                    " Your message is kept below; send it again when ready."
+                                    <span class="block font-medium">"The AI's reply failed."</span>
+                                    <span class="block text-red-700">{message}</span>
+                                    <span class="block text-xs text-red-700">
+                                        "Your message is kept in the composer — send it again when ready."
+                                    </span>
                                 </span>
                             </p>
                         })
@@ -824,7 +826,7 @@ fn ChatLive(
         <aside
             data-testid="timeline-panel"
             aria-label="Tool calls and trace"
-            class="min-w-0 space-y-3 overflow-y-auto border-t border-slate-200 bg-slate-50 p-4 md:col-start-2 xl:col-start-3 xl:border-l xl:border-t-0"
+            class="min-w-0 space-y-3 border-t border-slate-200 bg-slate-50 p-4 md:col-start-2 xl:col-start-3 xl:h-full xl:overflow-y-auto xl:border-l xl:border-t-0"
         >
             <div class="flex items-center gap-2">
                 <h2 class="text-sm font-semibold text-slate-700">"Tool calls"</h2>

@@ -53,6 +53,12 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    // Who is signed in: fetched once per page load (sign-in and sign-out
+    // reload the page), shared by every page through the context.
+    provide_context(auth::SessionResource(Resource::new(
+        || (),
+        |_| api::whoami(),
+    )));
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
     view! {

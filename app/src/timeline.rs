@@ -89,6 +89,7 @@ pub fn ToolCard(record: ToolCallRecord, index: usize) -> impl IntoView {
     view! {
         <li
             data-testid="tool-card"
+            data-call-id=record.id.clone()
             data-tool=record.name.clone()
             data-status=record.status.as_str()
             class="relative rounded-xl border border-slate-200 bg-white p-3 shadow-sm"

@@ -1,0 +1,123 @@
+import { expect, test } from "@playwright/test";
+import path from "node:path";
+import { hydrated, newConversation, sampleStream, SCREENSHOTS, send, signedInPage, toolCard } from "./helpers";
+
+const ZH = "订单ORD-123一直没收到，帮我查一下并创建投诉工单";
+const EN = "My order ORD-123 still hasn't arrived, please check it and open a complaint ticket";
+
+test("seed 004: the turn pauses for approval, a supervisor approves, and the agent's page receives the continuation live", async ({ browser, baseURL }) => {
+  const agent = await signedInPage(browser, "agent");
+  const sessionId = await newConversation(agent);
+  await send(agent, ZH);
+
+  // The timeline fills live: order_query ran, ticket_create waits.
+  await expect(toolCard(agent, "order_query")).toHaveAttribute("data-status", "ok");
+  const ticket = toolCard(agent, "ticket_create");
+  await expect(ticket).toHaveAttribute("data-status", "pending");
+  await expect(ticket.getByTestId("tool-status")).toHaveText("pending approval");
+  await ticket.getByTestId("tool-input").locator("summary").click();
+  await expect(ticket.getByTestId("json-input")).toContainText('"category": "complaint"');
+  const order = toolCard(agent, "order_query");
+  await order.getByTestId("tool-output").locator("summary").click();
+  await expect(order.getByTestId("json-output")).toContainText('"order_id": "ORD-123"');
+
+  // The agent sees that approval is pending, without any button to decide.
+  const inline = agent.getByTestId("approval-inline");
+  await expect(inline).toBeVisible();
+  await expect(inline.getByTestId("approval-waiting")).toBeVisible();
+  await expect(agent.getByRole("button", { name: "Approve" })).toHaveCount(0);
+  await expect(agent.getByTestId("composer")).toBeDisabled();
+  await expect(agent.getByTestId("trace-panel").getByTestId("trace-stop-reason")).toHaveText("awaiting approval");
+
+  // ...and the API refuses the agent's decision too.
+  const approvalId = await ticket.getAttribute("data-call-id");
+  expect(approvalId).toBeTruthy();
+  const refused = await agent.request.post(`/api/approvals/${approvalId}/decision`, {
+    data: { approve: true },
+    headers: { Origin: baseURL ?? "" },
+  });
+  expect(refused.status()).toBe(403);
+  expect((await refused.json()).error).toBe("forbidden");
+
+  // A supervisor, in a second browser context, finds it in the live queue.
+  const supervisor = await signedInPage(browser, "supervisor");
+  await supervisor.goto("/approvals");
+  await hydrated(supervisor);
+  const card = supervisor.locator(`[data-testid="approval-card"][data-session="${sessionId}"]`);
+  await expect(card).toBeVisible();
+  await expect(card).toHaveAttribute("data-tool", "ticket_create");
+  await expect(card.getByTestId("approval-context")).toContainText(ZH);
+  const args = card.getByTestId("approval-args");
+  await expect(args).toHaveValue(/"order_id": "ORD-123"/);
+
+  // Arguments are checked before they can be approved.
+  const proposed = await args.inputValue();
+  await args.fill("{ not json");
+  await expect(card.getByTestId("approval-args-error")).toContainText("Not valid JSON");
+  await expect(card.getByTestId("approve")).toBeDisabled();
+  await args.fill(proposed);
+  await expect(card.getByTestId("approve")).toBeEnabled();
+  await expect(card.getByTestId("reject")).toBeDisabled();
+  await supervisor.screenshot({ path: path.join(SCREENSHOTS, "approvals.png") });
+
+  await card.getByTestId("approve").click();
+  await expect(card).toHaveCount(0);
+
+  // The agent's page streams the continuation without a reload.
+  const streaming = agent.getByTestId("streaming-reply");
+  const reply = agent.locator('[data-role="assistant"]').last();
+  const seen = await sampleStream(agent, streaming, async () => (await reply.count()) > 0);
+  await expect(reply).toContainText(/TCK-[0-9A-F]{8}/);
+  const full = ((await reply.getByTestId("assistant-text").textContent()) ?? "").trim();
+  const partials = seen.filter((t) => t.length < full.length && full.startsWith(t.slice(0, 6)));
+  expect(partials.length, `partial texts seen: ${JSON.stringify(seen)}`).toBeGreaterThan(1);
+  await expect(toolCard(agent, "ticket_create")).toHaveAttribute("data-status", "ok");
+  await expect(agent.getByTestId("approval-inline")).toHaveCount(0);
+  await expect(agent.getByTestId("composer")).toBeEnabled();
+  await expect(
+    agent.locator(`[data-testid="conversation-item"][data-session="${sessionId}"]`).getByTestId("handling-label"),
+  ).toHaveText("AI");
+
+  // The console, as the README shows it.
+  await toolCard(agent, "ticket_create").getByTestId("tool-output").locator("summary").click();
+  await agent.screenshot({ path: path.join(SCREENSHOTS, "console.png") });
+
+  // A reload keeps the whole conversation.
+  await agent.reload();
+  await expect(agent.locator('[data-role="customer"]')).toHaveText([ZH]);
+  await expect(agent.locator('[data-role="assistant"]').last()).toContainText(/TCK-[0-9A-F]{8}/);
+  await expect(toolCard(agent, "ticket_create")).toHaveAttribute("data-status", "ok");
+  await agent.context().close();
+  await supervisor.context().close();
+});
+
+test("a supervisor rejects with a reason in the conversation, and the reply reflects the denial", async ({ browser }) => {
+  const agent = await signedInPage(browser, "agent");
+  const sessionId = await newConversation(agent);
+  await send(agent, EN);
+  await expect(toolCard(agent, "ticket_create")).toHaveAttribute("data-status", "pending");
+
+  // The conversation list labels it as waiting for approval.
+  const supervisor = await signedInPage(browser, "supervisor");
+  const item = supervisor.locator(`[data-testid="conversation-item"][data-session="${sessionId}"]`);
+  await expect(item.getByTestId("handling-label")).toHaveText("Waiting for approval");
+  await item.click();
+  await expect(supervisor).toHaveURL(new RegExp(`/c/${sessionId}$`));
+  await hydrated(supervisor);
+
+  const inline = supervisor.getByTestId("approval-inline");
+  await expect(inline).toBeVisible();
+  await expect(inline.getByTestId("reject-inline")).toBeDisabled();
+  await inline.getByLabel("Reason for rejecting").fill("a ticket for this order is already open");
+  await inline.getByTestId("reject-inline").click();
+
+  // Both pages get the continuation live.
+  for (const page of [agent, supervisor]) {
+    const reply = page.locator('[data-role="assistant"]').last();
+    await expect(reply).toContainText("declined");
+    await expect(reply).toContainText("a ticket for this order is already open");
+    await expect(toolCard(page, "ticket_create")).toHaveAttribute("data-status", "denied");
+  }
+  await agent.context().close();
+  await supervisor.context().close();
+});

@@ -1,0 +1,73 @@
+import { expect, type Browser, type Locator, type Page } from "@playwright/test";
+import path from "node:path";
+
+export const USERS = {
+  agent: { username: "agent", password: "agent-e2e" },
+  supervisor: { username: "supervisor", password: "supervisor-e2e" },
+} as const;
+
+export type RoleName = keyof typeof USERS;
+
+/** Where the README's screenshots are saved. */
+export const SCREENSHOTS = path.resolve(__dirname, "../../docs/screenshots");
+
+/** Waits until the page's WASM has hydrated, so that clicks reach Rust. */
+export async function hydrated(page: Page) {
+  await expect(page.locator("#app")).toHaveAttribute("data-hydrated", "true");
+}
+
+/** Signs in through the form and waits for the console. */
+export async function signIn(page: Page, role: RoleName) {
+  await page.goto("/login");
+  await hydrated(page);
+  await page.getByLabel("Username").fill(USERS[role].username);
+  await page.getByLabel("Password").fill(USERS[role].password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).toHaveURL(/\/$/);
+  await expect(page.getByTestId("user-role")).toHaveText(role);
+  await hydrated(page);
+}
+
+/** A page of a fresh browser context, signed in as `role`. */
+export async function signedInPage(browser: Browser, role: RoleName, viewport = { width: 1440, height: 900 }) {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  await signIn(page, role);
+  return page;
+}
+
+/** Starts a new conversation and waits until its event stream is open. */
+export async function newConversation(page: Page): Promise<string> {
+  await page.getByTestId("new-conversation").click();
+  await expect(page).toHaveURL(/\/c\/[A-Za-z0-9_-]+$/);
+  await hydrated(page);
+  await expect(page.getByTestId("chat")).toHaveAttribute("data-connected", "true");
+  return page.url().split("/c/")[1];
+}
+
+/** Types a customer message and sends it with Enter. */
+export async function send(page: Page, text: string) {
+  const composer = page.getByTestId("composer");
+  await composer.fill(text);
+  await composer.press("Enter");
+}
+
+/**
+ * Samples a growing text while it streams; returns the distinct texts seen.
+ * Stops when `until` says the stream ended.
+ */
+export async function sampleStream(page: Page, streaming: Locator, until: () => Promise<boolean>) {
+  const seen = new Set<string>();
+  for (let i = 0; i < 1500; i++) {
+    if (await until()) break;
+    const text = ((await streaming.textContent().catch(() => "")) ?? "").trim();
+    if (text) seen.add(text);
+    await page.waitForTimeout(15);
+  }
+  return [...seen];
+}
+
+/** The tool card of `tool` in the timeline. */
+export function toolCard(page: Page, tool: string): Locator {
+  return page.getByTestId("timeline-panel").locator(`[data-testid="tool-card"][data-tool="${tool}"]`).last();
+}
