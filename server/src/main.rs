@@ -1,63 +1,104 @@
-//! The aics server: one binary that serves the console, its API and the agent.
-//!
-//! `main` only wires: configuration → telemetry → state → router → serve.
+//! The aics binary: configuration → telemetry → database → accounts →
+//! console → router → serve, with a graceful shutdown.
 #![forbid(unsafe_code)]
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
+use aics::config::Settings;
+use aics::state::AppState;
+use aics::telemetry;
+use aics_db::Database;
+use aics_service::Console;
 use anyhow::Context;
-use app::{shell, App};
-use axum::routing::get;
-use axum::Router;
 use leptos::config::get_configuration;
-use leptos_axum::{generate_route_list, LeptosRoutes};
-use tracing_subscriber::EnvFilter;
-
-mod api;
-mod hub;
-mod state;
-
-use state::AppState;
+use tokio::sync::watch;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_env("AICS_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .init();
+    let settings = Settings::load()?;
+    telemetry::init_logs(&settings)?;
+    let console_config = settings.console_config()?;
 
+    let db = Database::connect(&settings.database_url)
+        .await
+        .context("connecting to the database (AICS_DATABASE_URL)")?;
+    db.migrate().await.context("migrating the database")?;
+    db.seed().await.context("seeding the demo data")?;
+    let created = db
+        .ensure_default_accounts(
+            settings.auth.supervisor_password.as_deref(),
+            settings.auth.agent_password.as_deref(),
+        )
+        .await
+        .context("creating the first-start accounts")?;
+    for account in created {
+        match account.generated_password {
+            Some(password) => println!(
+                "created the {} account {:?} with the generated password: {password}",
+                account.role.as_str(),
+                account.username
+            ),
+            None => tracing::info!(username = %account.username, "created the first-start account"),
+        }
+    }
+
+    let console = Console::new(db.clone(), console_config)
+        .await
+        .context("starting the console")?;
     let conf = get_configuration(None).context("reading the Leptos configuration")?;
     let leptos_options = conf.leptos_options;
-    let addr: SocketAddr = match std::env::var("AICS_ADDR") {
-        Ok(text) => text
-            .parse()
-            .with_context(|| format!("AICS_ADDR is not a socket address: {text:?}"))?,
-        Err(_) => leptos_options.site_addr,
+    let addr: SocketAddr = settings.listen_addr()?.unwrap_or(leptos_options.site_addr);
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let state = AppState {
+        leptos_options,
+        console: console.clone(),
+        metrics: telemetry::metrics_handle(),
+        shutdown: shutdown_rx,
     };
-
-    let state = AppState::new(leptos_options.clone());
-    let routes = generate_route_list(App);
-    let router = Router::new()
-        .route("/healthz", get(|| async { "ok" }))
-        .merge(api::router())
-        .leptos_routes(&state, routes, {
-            let options = leptos_options.clone();
-            move || shell(options.clone())
-        })
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
-        .with_state(state);
+    let router = aics::app(state, settings.http.body_limit);
 
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .with_context(|| format!("binding {addr}"))?;
-    tracing::info!("aics serves http://{addr}");
+        .with_context(|| format!("binding {addr} (AICS_ADDR)"))?;
+    tracing::info!(%addr, model = ?console.model_info(), "aics serves");
     println!("aics is running: open http://{addr} in a browser");
     axum::serve(listener, router.into_make_service())
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: finishing requests and running turns");
+            // Ends the open event streams, which would otherwise keep
+            // the server waiting.
+            let _ = shutdown_tx.send(true);
         })
         .await
         .context("serving")?;
+    console
+        .shutdown(Duration::from_secs(settings.http.shutdown_grace_secs))
+        .await;
+    db.close().await;
+    tracing::info!("stopped");
     Ok(())
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
 }

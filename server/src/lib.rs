@@ -1,0 +1,101 @@
+//! The aics server: the console's web app, its JSON/SSE API and the
+//! operations endpoints, over one [`aics_service::Console`].
+//!
+//! # Layout
+//! - [`config`]: the operator's settings (TOML file + `AICS_*` variables).
+//! - [`telemetry`]: logs (text or JSON) and the Prometheus recorder.
+//! - [`state`]: [`state::AppState`], the one state struct.
+//! - [`routes`]: the API of docs/API.md, one module per area with its `router()`.
+//! - [`middleware`]: the cross-site guard, the auth layer, JSON error bodies,
+//!   the request counter.
+//! - [`error`], [`extract`]: the HTTP error and the extractors that reject with it.
+//! - [`app`] (this file): the whole router, Leptos pages and server
+//!   functions (`/fn/*`) included.
+#![forbid(unsafe_code)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod config;
+pub mod error;
+pub mod extract;
+pub mod middleware;
+pub mod routes;
+pub mod state;
+pub mod telemetry;
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::HeaderName;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+use leptos::prelude::provide_context;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use tower::ServiceBuilder;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+use crate::state::AppState;
+
+/// The request id header, set when the client sent none.
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The whole application: API, operations, Leptos pages and server
+/// functions, with the cross-site guard, body limit, request ids and tracing.
+pub fn app(state: AppState, body_limit: usize) -> Router {
+    let console = state.console.clone();
+    let context = move || provide_context(console.clone());
+    let routes = generate_route_list(app::App);
+    let shell = {
+        let options = state.leptos_options.clone();
+        move || app::shell(options.clone())
+    };
+    let server_fns = {
+        let context = context.clone();
+        move |request: Request<Body>| {
+            let context = context.clone();
+            async move {
+                leptos_axum::handle_server_fns_with_context(context, request)
+                    .await
+                    .into_response()
+            }
+        }
+    };
+    Router::new()
+        .merge(routes::ops::router())
+        .merge(routes::api_router(&state))
+        .route("/fn/{*fn_name}", get(server_fns.clone()).post(server_fns))
+        .leptos_routes_with_context(&state, routes, context.clone(), shell)
+        .fallback(leptos_axum::file_and_error_handler_with_context::<
+            AppState,
+            _,
+        >(context, app::shell))
+        .layer(
+            ServiceBuilder::new()
+                .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+                .layer(
+                    TraceLayer::new_for_http().make_span_with(|request: &Request<Body>| {
+                        let id = request
+                            .headers()
+                            .get(REQUEST_ID)
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("-");
+                        tracing::info_span!(
+                            "request",
+                            request_id = %id,
+                            method = %request.method(),
+                            path = %request.uri().path(),
+                        )
+                    }),
+                )
+                .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+                .layer(axum::middleware::from_fn(middleware::count_requests))
+                .layer(axum::middleware::from_fn(middleware::cross_site_guard))
+                .layer(DefaultBodyLimit::max(body_limit)),
+        )
+        .with_state(state)
+}
+
+/// How long a graceful shutdown waits for running turns by default.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(30);

@@ -1,0 +1,70 @@
+//! The approvals queue, its live events and decisions (supervisors only).
+
+use aics_service::{Console, ServiceError};
+use aics_types::{Approval, ApprovalDecision, UserInfo};
+use axum::extract::State;
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::{Extension, Router};
+use serde::Deserialize;
+use tokio::sync::watch;
+
+use crate::error::HttpError;
+use crate::extract::{Json, Path, Query};
+use crate::routes::{broadcast_events, sse};
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/approvals", get(list))
+        .route("/api/approvals/events", get(events))
+        .route("/api/approvals/{id}", get(one))
+        .route("/api/approvals/{id}/decision", post(decide))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    #[serde(default)]
+    status: Option<String>,
+}
+
+async fn list(
+    State(console): State<Console>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<Vec<Approval>>, HttpError> {
+    let pending = match query.status.as_deref() {
+        None | Some("pending") => true,
+        Some("decided") => false,
+        Some(other) => {
+            return Err(ServiceError::Invalid(format!(
+                "status must be pending or decided, not {other:?}"
+            ))
+            .into())
+        }
+    };
+    Ok(Json(console.list_approvals(pending).await?))
+}
+
+async fn events(
+    State(console): State<Console>,
+    State(shutdown): State<watch::Receiver<bool>>,
+) -> impl IntoResponse {
+    sse(broadcast_events(console.subscribe_approvals()), shutdown)
+}
+
+async fn one(
+    State(console): State<Console>,
+    Path(id): Path<String>,
+) -> Result<Json<Approval>, HttpError> {
+    Ok(Json(console.approval(&id).await?))
+}
+
+async fn decide(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path(id): Path<String>,
+    Json(decision): Json<ApprovalDecision>,
+) -> Result<Json<Approval>, HttpError> {
+    Ok(Json(console.decide(&user, &id, decision).await?))
+}

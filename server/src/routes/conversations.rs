@@ -1,0 +1,132 @@
+//! Conversations, their live events, messages, the chat endpoints and turns.
+
+use aics_service::Console;
+use aics_types::{
+    ChatRequest, ChatTurnTraceResult, ConversationDetail, ConversationSummary, TurnDetail, UserInfo,
+};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::{Extension, Router};
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use crate::error::HttpError;
+use crate::extract::{Json, Path};
+use crate::routes::{broadcast_events, sse};
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/conversations", get(list).post(create))
+        .route("/api/conversations/{session_id}", get(detail))
+        .route("/api/conversations/{session_id}/events", get(events))
+        .route(
+            "/api/conversations/{session_id}/messages",
+            post(post_message),
+        )
+        .route("/api/conversations/{session_id}/turns", get(turns))
+        .route("/api/chat", post(chat))
+        .route("/api/chat/stream", post(chat_stream))
+        .route("/api/turns/{graph_execution_id}", get(turn))
+}
+
+async fn list(State(console): State<Console>) -> Result<Json<Vec<ConversationSummary>>, HttpError> {
+    Ok(Json(console.list_conversations().await?))
+}
+
+async fn create(
+    State(console): State<Console>,
+) -> Result<(StatusCode, Json<ConversationSummary>), HttpError> {
+    Ok((
+        StatusCode::CREATED,
+        Json(console.create_conversation().await?),
+    ))
+}
+
+async fn detail(
+    State(console): State<Console>,
+    Path(session_id): Path<String>,
+) -> Result<Json<ConversationDetail>, HttpError> {
+    Ok(Json(console.conversation(&session_id).await?))
+}
+
+/// The conversation's live events (of every instance) as they happen.
+async fn events(
+    State(console): State<Console>,
+    State(shutdown): State<watch::Receiver<bool>>,
+    Path(session_id): Path<String>,
+) -> Result<impl IntoResponse, HttpError> {
+    aics_types::validate_session_id(&session_id).map_err(aics_service::ServiceError::Invalid)?;
+    Ok(sse(
+        broadcast_events(console.subscribe(&session_id)),
+        shutdown,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewMessage {
+    message: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Accepted {
+    graph_execution_id: String,
+}
+
+/// Stores the message and starts the turn; 202 with the run's id.
+async fn post_message(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path(session_id): Path<String>,
+    Json(body): Json<NewMessage>,
+) -> Result<(StatusCode, Json<Accepted>), HttpError> {
+    let graph_execution_id = console
+        .send_message(&user, &session_id, &body.message)
+        .await?;
+    Ok((StatusCode::ACCEPTED, Json(Accepted { graph_execution_id })))
+}
+
+/// Seed 004's `POST /api/chat`: the trace once the turn ends or pauses.
+async fn chat(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Json(body): Json<ChatRequest>,
+) -> Result<Json<ChatTurnTraceResult>, HttpError> {
+    Ok(Json(
+        console.chat(&user, &body.session_id, &body.message).await?,
+    ))
+}
+
+/// This turn's events, ending with `final` (or `error`).
+async fn chat_stream(
+    State(console): State<Console>,
+    State(shutdown): State<watch::Receiver<bool>>,
+    Extension(user): Extension<UserInfo>,
+    Json(body): Json<ChatRequest>,
+) -> Result<impl IntoResponse, HttpError> {
+    let rx = console
+        .chat_stream(&user, &body.session_id, &body.message)
+        .await?;
+    Ok(sse(
+        tokio_stream::wrappers::ReceiverStream::new(rx),
+        shutdown,
+    ))
+}
+
+async fn turns(
+    State(console): State<Console>,
+    Path(session_id): Path<String>,
+) -> Result<Json<Vec<ChatTurnTraceResult>>, HttpError> {
+    Ok(Json(console.list_turns(&session_id).await?))
+}
+
+async fn turn(
+    State(console): State<Console>,
+    Path(graph_execution_id): Path<String>,
+) -> Result<Json<TurnDetail>, HttpError> {
+    Ok(Json(console.turn_detail(&graph_execution_id).await?))
+}

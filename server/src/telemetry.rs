@@ -1,0 +1,48 @@
+//! Logs and metrics set up once per process.
+
+use std::sync::OnceLock;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use tracing_subscriber::EnvFilter;
+
+use crate::config::{ConfigError, Settings};
+
+/// Structured logs with tracing: `AICS_LOG` is the filter, `AICS_LOG_FORMAT=json`
+/// switches to one JSON object per line.
+pub fn init_logs(settings: &Settings) -> Result<(), ConfigError> {
+    let filter = EnvFilter::try_new(&settings.log).map_err(|e| ConfigError::Invalid {
+        key: "log (AICS_LOG)",
+        message: e.to_string(),
+    })?;
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    // A second init (tests) keeps the first subscriber.
+    let _ = if settings.log_format == "json" {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
+    Ok(())
+}
+
+/// The process's Prometheus recorder, installed on first use; later calls
+/// (several servers in one test process) share it.
+pub fn metrics_handle() -> Option<PrometheusHandle> {
+    static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let builder = PrometheusBuilder::new()
+                .set_buckets_for_metric(
+                    Matcher::Full("aics_turn_duration_seconds".into()),
+                    &[0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0],
+                )
+                .ok()?;
+            match builder.install_recorder() {
+                Ok(handle) => Some(handle),
+                Err(e) => {
+                    tracing::warn!(error = %e, "metrics recorder not installed");
+                    None
+                }
+            }
+        })
+        .clone()
+}
