@@ -14,6 +14,10 @@
 
 mod workload;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -250,10 +254,11 @@ async fn run(args: Args) -> Result<(), BenchError> {
     let rss = peak_rss_mb();
     let c = args.concurrency;
     eprintln!(
-        "# warmup_turns={warm} seq_turns={} seq_s={seq_elapsed:.2} conc_turns={} conc_s={conc_elapsed:.2} workers={}",
+        "# warmup_turns={warm} seq_turns={} seq_s={seq_elapsed:.2} conc_turns={} conc_s={conc_elapsed:.2} workers={} allocator={}",
         lat.len(),
         clat.len(),
         std::thread::available_parallelism().map_or(1, |n| n.get()),
+        if cfg!(feature = "mimalloc") { "mimalloc" } else { "system" },
     );
     println!(
         "engine=aics variant={} turns_per_s={seq_tps:.1} p50_ms={:.3} p99_ms={:.3} rss_mb={rss:.1} \
