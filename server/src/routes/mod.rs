@@ -32,7 +32,12 @@ pub fn api_router(state: &AppState) -> Router<AppState> {
     Router::new()
         .merge(auth::open_router())
         .merge(protected)
-        .fallback(|| async { axum::http::StatusCode::NOT_FOUND })
+        // An unknown API path is a JSON 404, not the app's HTML page (the
+        // outer router's fallback would serve that).
+        .route(
+            "/api/{*rest}",
+            axum::routing::any(|| async { axum::http::StatusCode::NOT_FOUND }),
+        )
         .layer(axum::middleware::from_fn(json_errors))
 }
 
