@@ -1,7 +1,8 @@
 # The two commands of the README, and the ones developers use every day.
 # node_modules/.bin comes first on PATH so cargo-leptos finds tailwindcss and
 # wasm-opt from npm instead of trying to download them.
-export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+CARGO_HOME ?= $(HOME)/.cargo
+export PATH := $(CURDIR)/node_modules/.bin:$(CARGO_HOME)/bin:$(PATH)
 
 .PHONY: run test watch build e2e bench-engine fmt lint
 

@@ -5,7 +5,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-export PATH="$root/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export PATH="$root/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 cargo leptos build
 

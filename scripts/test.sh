@@ -7,7 +7,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-export PATH="$root/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export PATH="$root/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
