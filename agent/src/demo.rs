@@ -84,8 +84,10 @@ pub struct DemoConfig {
     pub faults: DemoFaults,
     /// Whether `[fault:…]` markers in a message inject faults.
     pub message_faults: bool,
-    /// The company name used in greetings.
+    /// The company name used in English greetings.
     pub company: String,
+    /// The company name used in Chinese greetings.
+    pub company_zh: String,
 }
 
 impl Default for DemoConfig {
@@ -94,7 +96,8 @@ impl Default for DemoConfig {
             token_delay: Duration::from_millis(20),
             faults: DemoFaults::default(),
             message_faults: false,
-            company: "Aurora Home".into(),
+            company: "Northwind Gadgets".into(),
+            company_zh: "北风数码".into(),
         }
     }
 }
@@ -275,7 +278,10 @@ impl DemoModel {
                 let order = obs.iter().find(|o| o.tool == "order_query" && o.ok());
                 if let Some(order) = order {
                     let status = order.result["status"].as_str().unwrap_or_default();
-                    let troubled = matches!(status, "delayed" | "lost");
+                    // Seed 004: notice the logistics anomaly (a parcel stuck for
+                    // days counts even while the status still says in transit).
+                    let anomaly = order.result.get("anomaly").is_some_and(|a| !a.is_null());
+                    let troubled = matches!(status, "delayed" | "lost") || anomaly;
                     let complaint = sounds_like_complaint(&message)
                         && (troubled || explicit_complaint(&message));
                     let refund = wants_refund(&message);
@@ -342,7 +348,7 @@ impl DemoModel {
                 });
             } else if parts.is_empty() {
                 parts.push(if zh {
-                    format!("您好！我是{}的智能客服，可以帮您查询订单和物流、处理投诉与退款，或解答退换货政策。请问有什么可以帮您？", self.config.company)
+                    format!("您好！我是{}的智能客服，可以帮您查询订单和物流、处理投诉与退款，或解答退换货政策。请问有什么可以帮您？", self.config.company_zh)
                 } else {
                     format!("Hello! I'm the {} support assistant. I can check orders and deliveries, handle complaints and refunds, or explain our policies. How can I help?", self.config.company)
                 });
@@ -460,6 +466,7 @@ fn asks_policy(message: &str) -> bool {
 fn status_en(status: &str) -> &str {
     match status {
         "delivered" => "delivered",
+        "shipped" => "shipped",
         "in_transit" => "on its way",
         "delayed" => "delayed",
         "lost" => "reported lost in transit",
@@ -472,6 +479,7 @@ fn status_en(status: &str) -> &str {
 fn status_zh(status: &str) -> &str {
     match status {
         "delivered" => "已签收",
+        "shipped" => "已发货",
         "in_transit" => "运输中",
         "delayed" => "运输延误",
         "lost" => "在运输途中丢失",
@@ -528,18 +536,33 @@ fn describe(o: &Observation, zh: bool) -> String {
                     .and_then(|a| a.last())
                     .and_then(event_text)
             });
-            match (zh, latest) {
-                (false, Some(l)) => format!(
-                    "Your order {id} is {}. Latest update: {l}.",
-                    status_en(status)
-                ),
+            let mut text = match (zh, &latest) {
+                (false, Some(l)) => {
+                    format!(
+                        "Your order {id} is {}. Latest update: {l}.",
+                        status_en(status)
+                    )
+                }
                 (false, None) => format!("Your order {id} is {}.", status_en(status)),
-                (true, Some(l)) => format!(
-                    "您的订单 {id} 当前状态：{}。最新动态：{l}。",
-                    status_zh(status)
-                ),
+                (true, Some(l)) => {
+                    format!(
+                        "您的订单 {id} 当前状态：{}。最新动态：{l}。",
+                        status_zh(status)
+                    )
+                }
                 (true, None) => format!("您的订单 {id} 当前状态：{}。", status_zh(status)),
+            };
+            let anomaly = r["anomaly"]["description"]
+                .as_str()
+                .filter(|a| !latest.as_deref().is_some_and(|l| l.contains(a)));
+            if let Some(a) = anomaly {
+                text.push_str(&if zh {
+                    format!("物流异常：{a}。")
+                } else {
+                    format!(" Logistics anomaly: {a}.")
+                });
             }
+            text
         }
         "logistics_track" => {
             let last = r["events"]

@@ -140,6 +140,42 @@ async fn in_plan_mode_it_writes_a_json_plan() {
 }
 
 #[tokio::test]
+async fn a_logistics_anomaly_counts_as_trouble_and_is_reported() {
+    let order = json!({"order_id": "ORD-7", "status": "in_transit",
+        "latest_event": {"description": "Arrived at Wuhan hub", "location": "Wuhan"},
+        "anomaly": {"description": "the parcel has not moved for more than two days"}})
+    .to_string();
+    let msgs = vec![
+        Message::user("ORD-7 still not here, I want to complain"),
+        Message::Tool {
+            tool_call_id: "1".into(),
+            name: "order_query".into(),
+            content: order,
+        },
+    ];
+    let plan = respond(&DemoModel::instant(), native(msgs.clone())).await;
+    assert_eq!(plan.tool_calls[0].name, "ticket_create");
+    let answer = respond(
+        &DemoModel::instant(),
+        ModelRequest {
+            messages: msgs,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert!(
+        answer.content.contains("Arrived at Wuhan hub (Wuhan)"),
+        "{}",
+        answer.content
+    );
+    assert!(
+        answer.content.contains("not moved for more than two days"),
+        "{}",
+        answer.content
+    );
+}
+
+#[tokio::test]
 async fn a_greeting_is_answered_directly() {
     let r = respond(
         &DemoModel::instant(),
@@ -147,7 +183,7 @@ async fn a_greeting_is_answered_directly() {
     )
     .await;
     assert!(r.tool_calls.is_empty());
-    assert!(r.content.contains("Aurora Home"));
+    assert!(r.content.contains("Northwind Gadgets"));
 }
 
 #[tokio::test]
