@@ -846,3 +846,54 @@ async fn the_trace_and_checkpoints_of_a_turn_can_be_read_back() {
         steps.len()
     );
 }
+
+#[tokio::test]
+async fn a_paused_turn_can_be_forked_and_decided_differently() {
+    let f = demo(SupportConfig::default());
+    let msg = "Order ORD-789 never arrived, I want to complain";
+    let (paused, _) = turn(&f.agent, TurnInput::new("s", msg)).await;
+    let id = paused.graph_execution_id.clone();
+    let call = paused.pending_tool_calls[0].id.clone();
+    let pause = f
+        .agent
+        .checkpoints(&id)
+        .await
+        .unwrap()
+        .last()
+        .unwrap()
+        .checkpoint_id
+        .clone();
+    let fork = f.agent.fork(&id, &pause).await.unwrap();
+    assert_ne!(fork, id);
+
+    let (approved, _) = resume(
+        &f.agent,
+        &id,
+        vec![(&call, Decision::Approve { args: None })],
+    )
+    .await;
+    let (rejected, _) = resume(
+        &f.agent,
+        &fork,
+        vec![(
+            &call,
+            Decision::Reject {
+                reason: "already refunded".into(),
+            },
+        )],
+    )
+    .await;
+    assert_eq!(approved.graph_execution_id, id);
+    assert_eq!(rejected.graph_execution_id, fork);
+    assert!(approved.reply.contains("TCK-0001"), "{}", approved.reply);
+    assert!(
+        rejected.reply.contains("already refunded"),
+        "{}",
+        rejected.reply
+    );
+    assert_eq!(rejected.tool_calls[1].status, ToolCallStatus::Denied);
+    let fork_steps = f.agent.checkpoints(&fork).await.unwrap();
+    assert_eq!(fork_steps[0].node, "approval");
+    assert_eq!(fork_steps[0].parent_id.as_deref(), Some(pause.as_str()));
+    assert_eq!(fork_steps[0].state["graph_execution_id"], fork.as_str());
+}

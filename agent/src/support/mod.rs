@@ -422,6 +422,40 @@ impl SupportAgent {
         Ok(trace)
     }
 
+    /// Copies checkpoint `checkpoint_id` of a turn into a new turn and
+    /// returns the new graph execution id; [`SupportAgent::resume`] on it
+    /// continues from that step (with other decisions, say) while the
+    /// original turn stays as it was.
+    pub async fn fork(
+        &self,
+        graph_execution_id: &str,
+        checkpoint_id: &str,
+    ) -> Result<String, AgentError> {
+        let source = self
+            .checkpointer
+            .get(graph_execution_id, checkpoint_id)
+            .await?
+            .ok_or_else(|| {
+                AgentError::UnknownRun(format!("{graph_execution_id}/{checkpoint_id}"))
+            })?;
+        let new_id = uuid::Uuid::new_v4().to_string();
+        let mut state = source.state;
+        // The copied state still names the old run; the fork is a run of its own.
+        if let Some(map) = state.as_object_mut() {
+            map.insert("graph_execution_id".into(), Value::String(new_id.clone()));
+        }
+        let fork = Checkpoint {
+            thread_id: new_id.clone(),
+            checkpoint_id: uuid::Uuid::new_v4().to_string(),
+            parent_id: Some(source.checkpoint_id),
+            state,
+            created_at: chrono::Utc::now(),
+            ..source
+        };
+        self.checkpointer.put(&fork).await?;
+        Ok(new_id)
+    }
+
     /// Every checkpoint of a turn, oldest first (the trace view).
     pub async fn checkpoints(
         &self,
