@@ -34,7 +34,7 @@ use crate::support::heuristics::{
     extract_order_id, is_chinese, memory_instruction, mentions_order, sounds_like_complaint,
     wants_human,
 };
-use crate::support::prompt::{PLAN_MARKER, TOOL_RESULTS_HEADING};
+use crate::support::prompt::{MEMORY_HEADING, PLAN_MARKER, TOOL_RESULTS_HEADING};
 
 /// Faults the demo model injects (for tests and demos of failure handling).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -226,7 +226,18 @@ impl DemoModel {
                 o.tool == tool && !o.error().is_some_and(|e| e.contains("invalid arguments"))
             })
         };
-        let order_id = extract_order_id(&message);
+        // A follow-up ("I want to complain about it") refers to the order
+        // named earlier in the conversation.
+        let order_id = extract_order_id(&message).or_else(|| {
+            (mentions_order(&message) || sounds_like_complaint(&message) || wants_refund(&message))
+                .then(|| {
+                    request.messages.iter().rev().find_map(|m| match m {
+                        Message::User { content } => extract_order_id(content),
+                        _ => None,
+                    })
+                })
+                .flatten()
+        });
 
         if planning {
             let can = |tool: &str| Self::tool_available(request, &system, tool);
@@ -312,7 +323,15 @@ impl DemoModel {
                 )]);
             }
         }
-        Step::Answer(self.answer(&message, order_id.as_deref(), &obs, zh))
+        let mut answer = self.answer(&message, order_id.as_deref(), &obs, zh);
+        if prefers_email(&system) && obs.iter().any(|o| o.tool == "ticket_create" && o.ok()) {
+            answer.push_str(if zh {
+                "我们会按您的偏好通过邮件通知进展。"
+            } else {
+                " As you prefer, we'll send updates by email."
+            });
+        }
+        Step::Answer(answer)
     }
 
     fn answer(
@@ -326,14 +345,14 @@ impl DemoModel {
         for o in obs {
             parts.push(describe(o, zh));
         }
+        if memory_instruction(message).is_some() {
+            parts.push(if zh {
+                "好的，我已经记下了，以后会按照您的偏好处理。".into()
+            } else {
+                "Noted — I'll keep that in mind for your future requests.".into()
+            });
+        }
         if obs.is_empty() {
-            if memory_instruction(message).is_some() {
-                parts.push(if zh {
-                    "好的，我已经记下了，以后会按照您的偏好处理。".into()
-                } else {
-                    "Noted — I'll keep that in mind for your future requests.".into()
-                });
-            }
             if wants_human(message) {
                 parts.push(if zh {
                     "我会请人工客服尽快联系您。".into()
@@ -409,6 +428,14 @@ fn observation(tool: &str, content: &str) -> Observation {
         result,
         denied,
     }
+}
+
+/// Whether the customer's memories (in the system prompt) ask for email.
+fn prefers_email(system: &str) -> bool {
+    system.split(MEMORY_HEADING).nth(1).is_some_and(|m| {
+        let m = m.to_lowercase();
+        m.contains("email") || m.contains("邮件")
+    })
 }
 
 fn asks_tracking(message: &str) -> bool {

@@ -897,3 +897,39 @@ async fn a_paused_turn_can_be_forked_and_decided_differently() {
     assert_eq!(fork_steps[0].parent_id.as_deref(), Some(pause.as_str()));
     assert_eq!(fork_steps[0].state["graph_execution_id"], fork.as_str());
 }
+
+#[tokio::test]
+async fn the_demo_model_follows_the_conversation_and_uses_memories() {
+    let f = demo(SupportConfig::default());
+    let mut first = TurnInput::new(
+        "s",
+        "Where is order 123? Please remember that I prefer email.",
+    );
+    first.customer_id = Some("c1".into());
+    let (t1, _) = turn(&f.agent, first).await;
+    assert!(t1.reply.contains("ORD-123 is delayed"), "{}", t1.reply);
+    assert!(
+        t1.reply.contains("Noted") || t1.tool_calls.len() == 1,
+        "{}",
+        t1.reply
+    );
+
+    // The follow-up names no order: the earlier one is meant.
+    let mut second = TurnInput::new("s", "This is unacceptable, I want to complain.");
+    second.customer_id = Some("c1".into());
+    second.history = vec![
+        Message::user("Where is order 123? Please remember that I prefer email."),
+        Message::assistant(t1.reply.clone()),
+    ];
+    let (paused, _) = turn(&f.agent, second).await;
+    assert_eq!(names(&paused), ["order_query", "ticket_create"]);
+    let call = paused.pending_tool_calls[0].id.clone();
+    let (done, _) = resume(
+        &f.agent,
+        &paused.graph_execution_id,
+        vec![(&call, Decision::Approve { args: None })],
+    )
+    .await;
+    assert!(done.reply.contains("TCK-0001"), "{}", done.reply);
+    assert!(done.reply.contains("by email"), "{}", done.reply);
+}
