@@ -407,8 +407,14 @@ async fn conversations_chat_and_turns(pool: SqlitePool) {
     .await;
     let list = list.json();
     assert_eq!(list.as_array().unwrap().len(), 2);
-    assert_eq!(list[0]["sessionId"], "react-demo-001");
-    assert_eq!(list[0]["handling"], "waiting_approval");
+    // The other conversation's background turn may touch it later: find ours.
+    let ours = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["sessionId"] == "react-demo-001")
+        .unwrap();
+    assert_eq!(ours["handling"], "waiting_approval");
 
     let detail = send(
         &app,
@@ -1026,4 +1032,137 @@ async fn leptos_pages_and_server_functions_are_served(pool: SqlitePool) {
     )
     .await;
     assert!(unknown_fn.status.is_client_error() || unknown_fn.status.is_server_error());
+}
+
+/// Two instances on one PostgreSQL: a browser on A watches the conversation,
+/// the turn runs on A and pauses, a supervisor signed in on A approves
+/// through B (the session is shared), the turn resumes exactly once and its
+/// events reach the stream on A; a stream on B sees them too.
+#[sqlx::test(migrations = false)]
+async fn two_instances_on_one_postgres(pool: sqlx::PgPool) {
+    let db = ready_db(Database::Postgres(pool)).await;
+    let a = test_app(db.clone()).await;
+    let b = test_app(db).await;
+    let (base_a, base_b) = (serve(&a).await, serve(&b).await);
+    let http = reqwest::Client::new();
+    let sid = "pg-two";
+
+    let mut on_a = SseReader::new(
+        http.get(format!("{base_a}/api/conversations/{sid}/events"))
+            .bearer_auth(API_TOKEN)
+            .send()
+            .await
+            .unwrap(),
+    );
+    let mut on_b = SseReader::new(
+        http.get(format!("{base_b}/api/conversations/{sid}/events"))
+            .bearer_auth(API_TOKEN)
+            .send()
+            .await
+            .unwrap(),
+    );
+    let mut queue_b = SseReader::new(
+        http.get(format!("{base_b}/api/approvals/events"))
+            .bearer_auth(API_TOKEN)
+            .send()
+            .await
+            .unwrap(),
+    );
+    let chat = http
+        .post(format!("{base_a}/api/chat"))
+        .bearer_auth(API_TOKEN)
+        .json(&json!({"sessionId": sid, "message": CHAIN}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(chat.status(), 200);
+    let first_a = on_a.until_final().await;
+    let first_b = on_b.until_final().await;
+    assert_eq!(
+        kinds(&first_a),
+        kinds(&first_b),
+        "B sees A's turn, in order"
+    );
+    let required = queue_b.next().await.unwrap();
+    assert_eq!(required.event, "approval_required");
+    let id = required.data["id"].as_str().unwrap().to_owned();
+
+    // B refuses a second message: the lock is in the database.
+    let busy = http
+        .post(format!("{base_b}/api/conversations/{sid}/messages"))
+        .bearer_auth(API_TOKEN)
+        .json(&json!({"message": "hello?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(busy.status(), 409);
+
+    let login = http
+        .post(format!("{base_a}/api/auth/login"))
+        .json(&json!({"username": "supervisor", "password": "supervisor-pass"}))
+        .send()
+        .await
+        .unwrap();
+    let cookie = login.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let decide = |base: String| {
+        let http = http.clone();
+        let cookie = cookie.clone();
+        let id = id.clone();
+        async move {
+            http.post(format!("{base}/api/approvals/{id}/decision"))
+                .header("cookie", cookie)
+                .header("origin", base.as_str())
+                .json(&json!({"approve": true}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    let (x, y) = tokio::join!(decide(base_b.clone()), decide(base_a.clone()));
+    let mut statuses = [x.as_u16(), y.as_u16()];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 409]);
+
+    let second = on_a.until_final().await;
+    assert!(
+        position(&second, "tool_end", Some("ticket_create")) < position(&second, "final", None)
+    );
+    let reply = second.last().unwrap().data["trace"]["reply"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(reply.contains("TCK-"), "{reply}");
+    let second_b = on_b.until_final().await;
+    assert_eq!(
+        second_b.last().unwrap().data["trace"]["reply"],
+        reply.as_str()
+    );
+
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let detail = a.console.conversation(sid).await.unwrap();
+    let replies = detail
+        .messages
+        .iter()
+        .filter(|m| m.role == aics_types::MessageRole::Assistant)
+        .count();
+    assert_eq!(replies, 1, "resumed exactly once");
+}
+
+/// Says plainly what is missing instead of letting the PostgreSQL test fail
+/// with sqlx's terse message.
+#[test]
+fn postgres_tests_have_a_database_url() {
+    let url = std::env::var("DATABASE_URL").unwrap_or_default();
+    assert!(
+        url.starts_with("postgres://") || url.starts_with("postgresql://"),
+        "DATABASE_URL must point at PostgreSQL for two_instances_on_one_postgres (got {url:?}); \
+         run `export DATABASE_URL=$(scripts/postgres.sh | tail -n 1)` first"
+    );
 }

@@ -415,7 +415,8 @@ impl Console {
 /// Forwards a run's events to the conversation's hub (and to the caller's
 /// own stream), reporting the run's id from its `turn_start`. `final` is held
 /// back: it is published after the trace is stored, so a client that reloads
-/// on `final` sees the stored turn.
+/// on `final` sees the stored turn. The engine's own `approval_decided` is
+/// dropped: `decide` published a fuller one (with who decided) already.
 async fn forward_events(
     console: Console,
     session_id: String,
@@ -433,7 +434,12 @@ async fn forward_events(
                 let _ = tx.send(graph_execution_id.clone());
             }
         }
-        if matches!(event, AgentEvent::Final { .. }) {
+        // `final` comes after the trace is stored; `approval_decided` was
+        // already published by `decide`, with who decided.
+        if matches!(
+            event,
+            AgentEvent::Final { .. } | AgentEvent::ApprovalDecided { .. }
+        ) {
             continue;
         }
         if let Some(tee) = &tee {

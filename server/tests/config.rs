@@ -1,0 +1,193 @@
+//! The operator's configuration: defaults without a file, the TOML file,
+//! `AICS_*` variables on top, and errors that name the key.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashMap;
+
+use aics::config::{merge_env, ConfigError, Settings};
+use aics_agent::EngineKind;
+use aics_openai::ProviderConfig;
+use aics_types::Role;
+use figment::providers::{Format, Toml};
+use figment::Figment;
+
+fn load(toml: &str, env: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+    let env: HashMap<String, String> = env
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    Settings::from_figment(merge_env(Figment::from(Toml::string(toml)), |k| {
+        env.get(k).cloned()
+    }))
+}
+
+fn error_of(toml: &str, env: &[(&str, &str)]) -> String {
+    load(toml, env).unwrap_err().to_string()
+}
+
+#[test]
+fn defaults_run_with_no_file_at_all() {
+    let s = load("", &[]).unwrap();
+    assert_eq!(s.database_url, "sqlite://data/aics.db");
+    assert_eq!(s.listen_addr().unwrap(), None);
+    assert_eq!(s.log, "info");
+    let c = s.console_config().unwrap();
+    assert_eq!(c.provider, ProviderConfig::Demo);
+    assert_eq!(c.engine, EngineKind::Graph);
+    assert_eq!(c.max_tool_loops, 5);
+    assert_eq!(c.api_token, None);
+    assert!(!c.demo_faults);
+    assert_eq!(s.http.body_limit, 64 * 1024);
+}
+
+#[test]
+fn environment_variables_override_the_file() {
+    let toml = r#"
+        database-url = "sqlite://file.db"
+        [orchestration]
+        engine = "graph"
+        [orchestration.graph]
+        max-tool-loops = 3
+    "#;
+    let s = load(
+        toml,
+        &[
+            ("AICS_ADDR", "127.0.0.1:3400"),
+            ("AICS_DATABASE_URL", "postgres://u:p@localhost/aics"),
+            ("AICS_ENGINE", "linear"),
+            ("AICS_SUPERVISOR_PASSWORD", "00012345"),
+            ("AICS_AGENT_PASSWORD", "[not-an-array"),
+            ("AICS_API_TOKEN", "0123456789abcdef0123"),
+            ("AICS_API_TOKEN_ROLE", "supervisor"),
+            ("AICS_DEMO_FAULTS", "1"),
+            ("AICS_DEMO_TOKEN_DELAY_MS", "25"),
+            ("AICS_LOG", "aics=debug,info"),
+            ("AICS_CONFIG", "ignored.toml"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(s.listen_addr().unwrap().unwrap().port(), 3400);
+    assert_eq!(s.database_url, "postgres://u:p@localhost/aics");
+    // Passwords are taken as written, never parsed as numbers or arrays.
+    assert_eq!(s.auth.supervisor_password.as_deref(), Some("00012345"));
+    assert_eq!(s.auth.agent_password.as_deref(), Some("[not-an-array"));
+    let c = s.console_config().unwrap();
+    assert_eq!(c.engine, EngineKind::Linear);
+    assert_eq!(c.max_tool_loops, 3);
+    assert_eq!(c.api_token_role, Role::Supervisor);
+    assert!(c.demo_faults);
+    assert_eq!(c.demo_token_delay.as_millis(), 25);
+}
+
+#[test]
+fn seed_004_orchestration_keys() {
+    let s = load(
+        "[orchestration]\nengine = \"graph\"\n[orchestration.graph]\nreact-enabled = false\nmax-tool-loops = 1\n",
+        &[],
+    )
+    .unwrap();
+    let c = s.console_config().unwrap();
+    assert_eq!(
+        c.engine,
+        EngineKind::Linear,
+        "react-enabled = false runs the linear engine"
+    );
+    assert_eq!(c.max_tool_loops, 1);
+    let flat = load(
+        "[orchestration]\nmax-tool-loops = 7\n",
+        &[("AICS_MAX_TOOL_LOOPS", "9")],
+    )
+    .unwrap();
+    assert_eq!(flat.console_config().unwrap().max_tool_loops, 9);
+}
+
+#[test]
+fn named_providers_and_the_active_one() {
+    let toml = r#"
+        [llm]
+        provider = "local"
+        [llm.providers.local]
+        kind = "openai"
+        base_url = "http://127.0.0.1:8000/v1"
+        model = "smollm2-135m"
+        protocol = "json_plan"
+        [llm.providers.demo]
+        kind = "demo"
+    "#;
+    let c = load(toml, &[]).unwrap().console_config().unwrap();
+    assert_eq!(c.provider_name, "local");
+    assert_eq!(c.provider.model_name(), "openai:smollm2-135m");
+    let c = load(toml, &[("AICS_LLM_PROVIDER", "demo")])
+        .unwrap()
+        .console_config()
+        .unwrap();
+    assert_eq!(c.provider, ProviderConfig::Demo);
+    let c = load(
+        "",
+        &[
+            ("AICS_LLM_PROVIDER", "openai"),
+            ("AICS_LLM_BASE_URL", "http://127.0.0.1:11434/v1"),
+            ("AICS_LLM_MODEL", "qwen2.5"),
+            ("AICS_LLM_API_KEY", "sk-test"),
+        ],
+    )
+    .unwrap()
+    .console_config()
+    .unwrap();
+    match c.provider {
+        ProviderConfig::Openai(cfg) => {
+            assert_eq!(cfg.base_url, "http://127.0.0.1:11434/v1");
+            assert_eq!(cfg.model, "qwen2.5");
+            assert_eq!(cfg.api_key.as_deref(), Some("sk-test"));
+        }
+        other => panic!("expected openai, got {other:?}"),
+    }
+}
+
+#[test]
+fn invalid_settings_name_their_key() {
+    for (toml, env, key) in [
+        ("", vec![("AICS_ENGINE", "loop")], "orchestration.engine"),
+        ("", vec![("AICS_MAX_TOOL_LOOPS", "many")], "max-tool-loops"),
+        ("", vec![("AICS_MAX_TOOL_LOOPS", "0")], "max-tool-loops"),
+        ("", vec![("AICS_ADDR", "localhost")], "AICS_ADDR"),
+        (
+            "",
+            vec![("AICS_DATABASE_URL", "mysql://x")],
+            "AICS_DATABASE_URL",
+        ),
+        ("", vec![("AICS_LLM_PROVIDER", "nope")], "AICS_LLM_PROVIDER"),
+        (
+            "",
+            vec![
+                ("AICS_LLM_PROVIDER", "openai"),
+                ("AICS_LLM_BASE_URL", "ftp://x"),
+            ],
+            "AICS_LLM_BASE_URL",
+        ),
+        ("", vec![("AICS_API_TOKEN", "short")], "AICS_API_TOKEN"),
+        (
+            "",
+            vec![("AICS_API_TOKEN_ROLE", "admin")],
+            "AICS_API_TOKEN_ROLE",
+        ),
+        ("", vec![("AICS_DEMO_FAULTS", "maybe")], "faults"),
+        (
+            "",
+            vec![("AICS_DEMO_TOKEN_DELAY_MS", "-5")],
+            "token-delay-ms",
+        ),
+        ("", vec![("AICS_LOG_FORMAT", "xml")], "AICS_LOG_FORMAT"),
+        ("unknown-key = 1", vec![], "unknown-key"),
+        (
+            "[orchestration]\nmax-tool-loops = \"five\"",
+            vec![],
+            "max-tool-loops",
+        ),
+        ("[llm.providers.x]\nkind = \"nope\"", vec![], "kind"),
+    ] {
+        let message = error_of(toml, &env);
+        assert!(message.contains(key), "{key:?} not named in: {message}");
+    }
+}
