@@ -193,7 +193,7 @@ pub enum Decision {
         #[serde(default)]
         args: Option<Value>,
     },
-    /// Do not run it; the model sees "denied by supervisor: <reason>".
+    /// Do not run it; the model sees `denied by supervisor: <reason>`.
     Reject { reason: String },
 }
 
