@@ -41,7 +41,8 @@ use crate::support::prompt::{MEMORY_HEADING, PLAN_MARKER, TOOL_RESULTS_HEADING};
 pub struct DemoFaults {
     /// Every call fails with [`ModelError::Injected`] after a few tokens.
     pub error: bool,
-    /// Every call stalls: the stream never yields (the engine's model timeout ends it).
+    /// Every call stalls for [`DemoConfig::stall`], then fails with a timeout
+    /// (or the engine's model timeout ends it first).
     pub timeout: bool,
     /// The first planning call sends tool arguments that are not valid JSON.
     pub malformed_args: bool,
@@ -84,6 +85,9 @@ pub struct DemoConfig {
     pub faults: DemoFaults,
     /// Whether `[fault:…]` markers in a message inject faults.
     pub message_faults: bool,
+    /// How long the timeout fault stays silent before it reports a timeout
+    /// (short, so end-to-end tests through the UI do not wait a minute).
+    pub stall: Duration,
     /// The company name used in English greetings.
     pub company: String,
     /// The company name used in Chinese greetings.
@@ -96,6 +100,7 @@ impl Default for DemoConfig {
             token_delay: Duration::from_millis(20),
             faults: DemoFaults::default(),
             message_faults: false,
+            stall: Duration::from_secs(3),
             company: "Northwind Gadgets".into(),
             company_zh: "北风数码".into(),
         }
@@ -709,7 +714,17 @@ impl ChatModel for DemoModel {
             faults = faults.or(DemoFaults::from_message(last_user.unwrap_or_default()));
         }
         if faults.timeout {
-            return Ok(stream::pending().boxed());
+            // Silent for `stall`, then a provider-style timeout: the engine's
+            // own idle timeout fires first when it is shorter.
+            let stall = self.config.stall;
+            return Ok(stream::once(async move {
+                tokio::time::sleep(stall).await;
+                Err(ModelError::Timeout(format!(
+                    "the demo model stalled for {} ms",
+                    stall.as_millis()
+                )))
+            })
+            .boxed());
         }
         let system = Self::system_text(&request);
         let plan_mode = request.tools.is_empty() && system.contains(PLAN_MARKER);

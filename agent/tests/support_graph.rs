@@ -699,6 +699,7 @@ async fn a_stalled_model_times_out_into_an_error_trace() {
             timeout: true,
             ..Default::default()
         },
+        stall: Duration::from_secs(3600),
         ..Default::default()
     });
     let config = SupportConfig {
@@ -932,4 +933,20 @@ async fn the_demo_model_follows_the_conversation_and_uses_memories() {
     .await;
     assert!(done.reply.contains("TCK-0001"), "{}", done.reply);
     assert!(done.reply.contains("by email"), "{}", done.reply);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_timeout_marker_ends_the_turn_after_the_demo_stall() {
+    let model = DemoModel::new(DemoConfig {
+        token_delay: Duration::ZERO,
+        message_faults: true,
+        ..Default::default()
+    });
+    let f = fixture(Arc::new(model), fake_tools(), SupportConfig::default());
+    let started = tokio::time::Instant::now();
+    let (trace, events) = turn(&f.agent, TurnInput::new("s", "hi [fault:timeout]")).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(trace.stop_reason, Some(StopReason::Error));
+    assert!(trace.error.as_deref().unwrap_or("").contains("stalled"));
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::Error { .. })));
 }
