@@ -87,7 +87,7 @@ pub fn status_error(status: StatusCode) -> ApiError {
         | StatusCode::UNPROCESSABLE_ENTITY => "invalid_request",
         StatusCode::UNAUTHORIZED => "unauthorized",
         StatusCode::FORBIDDEN => "forbidden",
-        StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED => "not_found",
+        StatusCode::NOT_FOUND => "not_found",
         StatusCode::CONFLICT => "conflict",
         StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
         s if s.is_client_error() => "invalid_request",

@@ -33,6 +33,7 @@ use axum::Router;
 use leptos::prelude::provide_context;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use tower::ServiceBuilder;
+use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
@@ -65,7 +66,14 @@ pub fn app(state: AppState, body_limit: usize) -> Router {
     Router::new()
         .merge(routes::ops::router())
         .merge(routes::api_router(&state))
-        .route("/fn/{*fn_name}", get(server_fns.clone()).post(server_fns))
+        // Server functions read their bodies themselves, past axum's
+        // DefaultBodyLimit: the same limit is enforced on the stream here.
+        .route(
+            "/fn/{*fn_name}",
+            get(server_fns.clone())
+                .post(server_fns)
+                .layer(RequestBodyLimitLayer::new(body_limit)),
+        )
         .leptos_routes_with_context(&state, routes, context.clone(), shell)
         .fallback(leptos_axum::file_and_error_handler_with_context::<
             AppState,

@@ -1032,6 +1032,16 @@ async fn leptos_pages_and_server_functions_are_served(pool: SqlitePool) {
     )
     .await;
     assert!(unknown_fn.status.is_client_error() || unknown_fn.status.is_server_error());
+    let oversized = send(
+        &app,
+        req(Method::POST, "/fn/no_such_function")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::CONTENT_LENGTH, "70000")
+            .body(Body::from("x".repeat(70_000)))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(oversized.status, StatusCode::PAYLOAD_TOO_LARGE);
 }
 
 /// Two instances on one PostgreSQL: a browser on A watches the conversation,
