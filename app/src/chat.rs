@@ -135,7 +135,8 @@ fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -> im
                     }
                 >
                     <span aria-hidden="true">"+"</span>
-                    "New conversation"
+                    "New"
+                    <span class="sr-only">" conversation"</span>
                 </button>
             </div>
             {move || {

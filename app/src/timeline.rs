@@ -66,7 +66,7 @@ pub fn JsonBlock(
             </button>
             <pre
                 data-testid=testid
-                class="max-h-72 overflow-auto rounded-lg bg-slate-900 p-3 pr-14 font-mono text-xs leading-relaxed text-slate-100"
+                class="max-h-72 overflow-auto whitespace-pre-wrap break-words rounded-lg bg-slate-900 p-3 pr-14 font-mono text-xs leading-relaxed text-slate-100"
             >
                 <code>{text}</code>
             </pre>

@@ -5,10 +5,14 @@ import { hydrated, newConversation, sampleStream, SCREENSHOTS, send, signedInPag
 const ZH = "订单ORD-123一直没收到，帮我查一下并创建投诉工单";
 const EN = "My order ORD-123 still hasn't arrived, please check it and open a complaint ticket";
 
-test("seed 004: the turn pauses for approval, a supervisor approves, and the agent's page receives the continuation live", async ({ browser, baseURL }) => {
+for (const [lang, message] of [["zh", ZH], ["en", EN]] as const) {
+test(`seed 004 (${lang}): the turn pauses for approval, a supervisor approves, and the agent's page receives the continuation live`, async ({ browser, baseURL }) => {
+  // The README's screenshots come from the English run (this machine's
+  // chromium may lack CJK fonts).
+  const screenshots = lang === "en";
   const agent = await signedInPage(browser, "agent");
   const sessionId = await newConversation(agent);
-  await send(agent, ZH);
+  await send(agent, message);
 
   // The timeline fills live: order_query ran, ticket_create waits.
   await expect(toolCard(agent, "order_query")).toHaveAttribute("data-status", "ok");
@@ -46,7 +50,7 @@ test("seed 004: the turn pauses for approval, a supervisor approves, and the age
   const card = supervisor.locator(`[data-testid="approval-card"][data-session="${sessionId}"]`);
   await expect(card).toBeVisible();
   await expect(card).toHaveAttribute("data-tool", "ticket_create");
-  await expect(card.getByTestId("approval-context")).toContainText(ZH);
+  await expect(card.getByTestId("approval-context")).toContainText(message);
   const args = card.getByTestId("approval-args");
   await expect(args).toHaveValue(/"order_id": "ORD-123"/);
 
@@ -58,7 +62,7 @@ test("seed 004: the turn pauses for approval, a supervisor approves, and the age
   await args.fill(proposed);
   await expect(card.getByTestId("approve")).toBeEnabled();
   await expect(card.getByTestId("reject")).toBeDisabled();
-  await supervisor.screenshot({ path: path.join(SCREENSHOTS, "approvals.png") });
+  if (screenshots) await supervisor.screenshot({ path: path.join(SCREENSHOTS, "approvals.png") });
 
   await card.getByTestId("approve").click();
   await expect(card).toHaveCount(0);
@@ -80,16 +84,17 @@ test("seed 004: the turn pauses for approval, a supervisor approves, and the age
 
   // The console, as the README shows it.
   await toolCard(agent, "ticket_create").getByTestId("tool-output").locator("summary").click();
-  await agent.screenshot({ path: path.join(SCREENSHOTS, "console.png") });
+  if (screenshots) await agent.screenshot({ path: path.join(SCREENSHOTS, "console.png") });
 
   // A reload keeps the whole conversation.
   await agent.reload();
-  await expect(agent.locator('[data-role="customer"]')).toHaveText([ZH]);
+  await expect(agent.locator('[data-role="customer"]')).toHaveText([message]);
   await expect(agent.locator('[data-role="assistant"]').last()).toContainText(/TCK-[0-9A-F]{8}/);
   await expect(toolCard(agent, "ticket_create")).toHaveAttribute("data-status", "ok");
   await agent.context().close();
   await supervisor.context().close();
 });
+}
 
 test("a supervisor rejects with a reason in the conversation, and the reply reflects the denial", async ({ browser }) => {
   const agent = await signedInPage(browser, "agent");
