@@ -135,6 +135,7 @@ impl Console {
             engine: config.engine.as_str().to_owned(),
             max_tool_loops: config.max_tool_loops,
         };
+        store::check_schema(&db).await?;
         let instance_id = uuid::Uuid::new_v4().simple().to_string();
         let hub = EventHub::start(&db, &instance_id).await?;
         if let Database::Sqlite(_) = db {

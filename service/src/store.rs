@@ -240,3 +240,23 @@ pub(crate) async fn pending_approval_count(db: &Database) -> Result<i64, Service
     .await?);
     Ok(n)
 }
+
+/// Fails with a clear message when this layer's tables are missing: the
+/// migration is embedded in aics-db at compile time, and a build of aics-db
+/// older than the migration file does not carry it.
+pub(crate) async fn check_schema(db: &Database) -> Result<(), ServiceError> {
+    let probe = with_pool!(db, pool => sqlx::query(
+        "SELECT (SELECT COUNT(*) FROM sessions) + (SELECT COUNT(*) FROM turn_locks) \
+         + (SELECT COUNT(*) FROM event_spool)",
+    )
+    .execute(pool)
+    .await
+    .map(|_| ()));
+    probe.map_err(|e| {
+        ServiceError::Internal(format!(
+            "the database lacks the server tables of migration 20261130060000_server ({e}); \
+             aics-db was compiled before that migration file existed: run \
+             `touch db/src/lib.rs` (or `cargo clean -p aics-db`) and build again"
+        ))
+    })
+}

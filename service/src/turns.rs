@@ -369,7 +369,13 @@ impl Console {
                     .tool_calls
                     .iter()
                     .any(|c| c.name == "escalate_to_human" && c.status == ToolCallStatus::Ok);
-                let handling = if escalated {
+                // Once handed to a person, the conversation stays theirs
+                // until someone changes it: an AI reply does not take it back.
+                let was_human = db
+                    .conversation(session_id)
+                    .await?
+                    .is_some_and(|c| c.handling == HandlingState::WaitingHuman);
+                let handling = if escalated || was_human {
                     HandlingState::WaitingHuman
                 } else {
                     HandlingState::Ai

@@ -392,6 +392,13 @@ async fn escalation_hands_the_conversation_to_a_human(pool: SqlitePool) {
     );
     let detail = console.conversation("esc").await.unwrap();
     assert_eq!(detail.summary.handling, HandlingState::WaitingHuman);
+    // An AI reply afterwards does not take the conversation back.
+    console
+        .chat(&agent(), "esc", "What is your return policy?")
+        .await
+        .unwrap();
+    let detail = console.conversation("esc").await.unwrap();
+    assert_eq!(detail.summary.handling, HandlingState::WaitingHuman);
 }
 
 #[sqlx::test(migrations = false)]
