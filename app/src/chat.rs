@@ -510,11 +510,7 @@ fn ChatLive(
     refresh: RwSignal<u32>,
 ) -> impl IntoView {
     let session_id = detail.summary.session_id.clone();
-    let title = if detail.summary.title.trim().is_empty() {
-        "New conversation".to_string()
-    } else {
-        detail.summary.title.clone()
-    };
+    let stored_title = detail.summary.title.trim().to_string();
     let state = ChatState {
         messages: RwSignal::new(detail.messages),
         turns: RwSignal::new(detail.turns),
@@ -529,6 +525,24 @@ fn ChatLive(
     };
     let connected = RwSignal::new(false);
     let supervisor = session.is_supervisor();
+    // A conversation without a title of its own is named by its first message.
+    let title = Memo::new(move |_| {
+        if !stored_title.is_empty() && stored_title != "New conversation" {
+            return stored_title.clone();
+        }
+        state.messages.with(|m| {
+            m.iter()
+                .find(|m| m.role == MessageRole::Customer)
+                .map(|m| {
+                    let mut t: String = m.content.chars().take(60).collect();
+                    if m.content.chars().count() > 60 {
+                        t.push('…');
+                    }
+                    t
+                })
+                .unwrap_or_else(|| "New conversation".into())
+        })
+    });
 
     let running = Memo::new(move |_| state.live.with(|l| l.is_some()));
     // The calls that wait for a supervisor, minus those decided from here.
@@ -697,7 +711,7 @@ fn ChatLive(
         >
             <div class="flex items-center gap-3 border-b border-slate-200 bg-white px-4 py-2.5">
                 <h1 data-testid="conversation-title" class="truncate text-sm font-semibold text-slate-800">
-                    {title}
+                    {move || title.get()}
                 </h1>
                 <code class="hidden truncate font-mono text-[11px] text-slate-400 sm:inline">{session_id.clone()}</code>
                 <span class="ml-auto flex items-center gap-1.5 text-xs text-slate-500">

@@ -60,7 +60,8 @@ export async function sampleStream(page: Page, streaming: Locator, until: () => 
   const seen = new Set<string>();
   for (let i = 0; i < 1500; i++) {
     if (await until()) break;
-    const text = ((await streaming.textContent().catch(() => "")) ?? "").trim();
+    // Read without waiting: the bubble disappears when the reply lands.
+    const text = ((await streaming.evaluateAll((els) => els.map((e) => e.textContent ?? "").join(""))) ?? "").trim();
     if (text) seen.add(text);
     await page.waitForTimeout(15);
   }
