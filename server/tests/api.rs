@@ -26,7 +26,7 @@ const HOST: &str = "console.test";
 struct TestApp {
     router: Router,
     console: Console,
-    _shutdown: watch::Sender<bool>,
+    shutdown: watch::Sender<bool>,
 }
 
 async fn ready_db(db: Database) -> Database {
@@ -58,7 +58,7 @@ async fn test_app(db: Database) -> TestApp {
     TestApp {
         router: aics::app(state, 64 * 1024),
         console,
-        _shutdown: tx,
+        shutdown: tx,
     }
 }
 
@@ -1175,4 +1175,32 @@ fn postgres_tests_have_a_database_url() {
         "DATABASE_URL must point at PostgreSQL for two_instances_on_one_postgres (got {url:?}); \
          run `export DATABASE_URL=$(scripts/postgres.sh | tail -n 1)` first"
     );
+}
+
+/// A shutdown ends the open event streams (else a graceful shutdown would
+/// wait for them forever), and the open-streams gauge counts them.
+#[sqlx::test(migrations = false)]
+async fn shutdown_ends_the_event_streams(pool: SqlitePool) {
+    let app = app(pool).await;
+    let base = serve(&app).await;
+    let http = reqwest::Client::new();
+    let mut stream = SseReader::new(
+        http.get(format!("{base}/api/conversations/down/events"))
+            .bearer_auth(API_TOKEN)
+            .send()
+            .await
+            .unwrap(),
+    );
+    let metrics = send(
+        &app,
+        req(Method::GET, "/metrics").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert!(
+        metrics.text.contains("aics_open_streams"),
+        "{}",
+        metrics.text
+    );
+    app.shutdown.send(true).unwrap();
+    assert!(stream.next().await.is_none(), "the stream ends on shutdown");
 }
