@@ -96,31 +96,38 @@ fn ApprovalQueue() -> impl IntoView {
         {move || last_error().map(|m| view! {
             <p role="alert" data-testid="decision-error" class="mb-3 rounded-lg bg-red-50 px-3 py-2 text-sm text-red-700">{m}</p>
         })}
+        // Cards are keyed by approval id, so a new arrival in the live queue
+        // keeps what a supervisor is typing into the others.
         <Transition fallback=|| view! { <p class="text-sm text-slate-500">"Loading approvals…"</p> }>
-            <ErrorBoundary fallback=|errors| view! {
-                <p role="alert" class="text-sm text-red-700">
-                    {move || errors.get().into_iter().map(|(_, e)| e.to_string()).collect::<Vec<_>>().join(" ")}
-                </p>
-            }>
-                {move || Suspend::new(async move {
-                    approvals.await.map(|list| {
-                        if list.is_empty() {
+            {move || {
+                approvals
+                    .get()
+                    .map(|result| match result {
+                        Err(e) => {
+                            view! { <p role="alert" class="text-sm text-red-700">{e.message}</p> }
+                                .into_any()
+                        }
+                        Ok(list) if list.is_empty() => {
                             view! {
                                 <div data-testid="approvals-empty" class="rounded-2xl border border-dashed border-slate-300 bg-white p-10 text-center">
                                     <p class="font-medium text-slate-700">"Nothing waits for a decision."</p>
                                     <p class="mt-1 text-sm text-slate-500">"New requests appear here as soon as the AI proposes them."</p>
                                 </div>
-                            }.into_any()
-                        } else {
-                            view! {
-                                <ul data-testid="approval-queue" class="space-y-4">
-                                    {list.into_iter().map(|approval| view! { <ApprovalCard approval decide/> }).collect_view()}
-                                </ul>
-                            }.into_any()
+                            }
+                                .into_any()
                         }
+                        Ok(_) => ().into_any(),
                     })
-                })}
-            </ErrorBoundary>
+            }}
+            <ul data-testid="approval-queue" class="space-y-4">
+                <For
+                    each=move || approvals.get().and_then(Result::ok).unwrap_or_default()
+                    key=|approval| approval.id.clone()
+                    let:approval
+                >
+                    <ApprovalCard approval decide/>
+                </For>
+            </ul>
         </Transition>
     }
 }

@@ -94,17 +94,18 @@ pub fn ToolCard(record: ToolCallRecord, index: usize) -> impl IntoView {
             data-status=record.status.as_str()
             class="relative rounded-xl border border-slate-200 bg-white p-3 shadow-sm"
         >
-            <div class="flex items-center gap-2">
+            <div class="flex flex-wrap items-center gap-x-2 gap-y-1">
                 <span class="grid h-6 w-6 shrink-0 place-items-center rounded-full bg-slate-100 text-xs font-semibold text-slate-600">
                     {index + 1}
                 </span>
-                <span class="truncate font-mono text-sm font-semibold text-slate-800">
+                <span class="break-all font-mono text-sm font-semibold text-slate-800">
                     {record.name.clone()}
                 </span>
+                <span class="ml-auto flex shrink-0 items-center gap-2">
                 <span
                     data-testid="tool-status"
                     class=format!(
-                        "ml-auto inline-flex shrink-0 items-center gap-1 rounded-full px-2 py-0.5 text-xs font-medium ring-1 {colours}",
+                        "inline-flex shrink-0 items-center gap-1 rounded-full px-2 py-0.5 text-xs font-medium ring-1 {colours}",
                     )
                 >
                     {(record.status == ToolCallStatus::Running)
@@ -123,6 +124,7 @@ pub fn ToolCard(record: ToolCallRecord, index: usize) -> impl IntoView {
                     class="w-16 shrink-0 text-right font-mono text-xs tabular-nums text-slate-500"
                 >
                     {duration}
+                </span>
                 </span>
             </div>
             <details data-testid="tool-input" class="group mt-2">
