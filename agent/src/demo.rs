@@ -587,11 +587,13 @@ fn describe(o: &Observation, zh: bool) -> String {
             let anomaly = r["anomaly"]["description"]
                 .as_str()
                 .filter(|a| !latest.as_deref().is_some_and(|l| l.contains(a)));
-            if let Some(a) = anomaly {
-                text.push_str(&if zh {
-                    format!("物流异常：{a}。")
-                } else {
-                    format!(" Logistics anomaly: {a}.")
+            if let Some(a) = anomaly.map(|a| a.trim_end_matches(['.', '。', ' '])) {
+                let chinese = a.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+                text.push_str(&match (zh, chinese) {
+                    (true, true) => format!("物流异常：{a}。"),
+                    // Quote the carrier's record as written rather than mix languages mid-sentence.
+                    (true, false) => format!("物流存在异常（承运商记录：\"{a}\"）。"),
+                    (false, _) => format!(" Logistics anomaly: {a}."),
                 });
             }
             text

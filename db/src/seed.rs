@@ -197,8 +197,7 @@ fn order_123() -> SeedOrder {
         promised_in_hours: Some(-3 * 24),
         delivered_hours_ago: None,
         anomaly: Some(
-            "Stuck at the Wuhan sorting centre for 5 days (sorting backlog); the promised delivery date has passed. \
-             包裹滞留武汉分拣中心已5天（分拣积压），已超过承诺送达时间。"
+            "Stuck at the Wuhan sorting centre for 5 days (sorting backlog); the promised delivery date has passed"
                 .into(),
         ),
         events: vec![
