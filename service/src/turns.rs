@@ -291,7 +291,11 @@ impl Console {
         tracing::Span::current().record("session_id", session_id);
         let db = &self.inner.db;
         let trace = match result {
-            Ok(trace) => trace,
+            Ok(mut trace) => {
+                // The price table lives with the provider's configuration.
+                trace.cost_usd = self.inner.config.provider.cost_usd(&trace.usage);
+                trace
+            }
             Err(e) => {
                 tracing::error!(error = %e, "turn failed without a trace");
                 metrics::record_failed_turn();
