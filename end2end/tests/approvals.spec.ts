@@ -10,6 +10,12 @@ test(`seed 004 (${lang}): the turn pauses for approval, a supervisor approves, a
   // The README's screenshots come from the English run (this machine's
   // chromium may lack CJK fonts).
   const screenshots = lang === "en";
+  // The supervisor watches the live queue before the request exists.
+  const supervisor = await signedInPage(browser, "supervisor");
+  await supervisor.goto("/approvals");
+  await hydrated(supervisor);
+  await expect(supervisor.getByTestId("approvals-live")).toHaveAttribute("data-connected", "true");
+
   const agent = await signedInPage(browser, "agent");
   const sessionId = await newConversation(agent);
   await send(agent, message);
@@ -43,10 +49,7 @@ test(`seed 004 (${lang}): the turn pauses for approval, a supervisor approves, a
   expect(refused.status()).toBe(403);
   expect((await refused.json()).error).toBe("forbidden");
 
-  // A supervisor, in a second browser context, finds it in the live queue.
-  const supervisor = await signedInPage(browser, "supervisor");
-  await supervisor.goto("/approvals");
-  await hydrated(supervisor);
+  // The supervisor, in a second browser context, sees it arrive in the live queue.
   const card = supervisor.locator(`[data-testid="approval-card"][data-session="${sessionId}"]`);
   await expect(card).toBeVisible();
   await expect(card).toHaveAttribute("data-tool", "ticket_create");
@@ -59,7 +62,10 @@ test(`seed 004 (${lang}): the turn pauses for approval, a supervisor approves, a
   await args.fill("{ not json");
   await expect(card.getByTestId("approval-args-error")).toContainText("Not valid JSON");
   await expect(card.getByTestId("approve")).toBeDisabled();
-  await args.fill(proposed);
+  // The supervisor corrects the summary before approving; the ticket gets it.
+  const edited = { ...JSON.parse(proposed), summary: `Checked by a supervisor (${lang}): order ORD-123 is late.` };
+  await args.fill(JSON.stringify(edited, null, 2));
+  await expect(card.getByTestId("approval-args-error")).toHaveText("");
   await expect(card.getByTestId("approve")).toBeEnabled();
   await expect(card.getByTestId("reject")).toBeDisabled();
   if (screenshots) await supervisor.screenshot({ path: path.join(SCREENSHOTS, "approvals.png") });
@@ -76,6 +82,8 @@ test(`seed 004 (${lang}): the turn pauses for approval, a supervisor approves, a
   const partials = seen.filter((t) => t.length < full.length && full.startsWith(t.slice(0, 6)));
   expect(partials.length, `partial texts seen: ${JSON.stringify(seen)}`).toBeGreaterThan(1);
   await expect(toolCard(agent, "ticket_create")).toHaveAttribute("data-status", "ok");
+  await toolCard(agent, "ticket_create").getByTestId("tool-output").locator("summary").click();
+  await expect(toolCard(agent, "ticket_create").getByTestId("json-output")).toContainText(edited.summary);
   await expect(agent.getByTestId("approval-inline")).toHaveCount(0);
   await expect(agent.getByTestId("composer")).toBeEnabled();
   await expect(
@@ -83,7 +91,6 @@ test(`seed 004 (${lang}): the turn pauses for approval, a supervisor approves, a
   ).toHaveText("AI");
 
   // The console, as the README shows it.
-  await toolCard(agent, "ticket_create").getByTestId("tool-output").locator("summary").click();
   if (screenshots) await agent.screenshot({ path: path.join(SCREENSHOTS, "console.png") });
 
   // A reload keeps the whole conversation.

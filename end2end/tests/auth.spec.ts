@@ -2,6 +2,10 @@ import { expect, test } from "@playwright/test";
 import { hydrated, signIn, USERS } from "./helpers";
 
 test("a signed-out visitor is sent to the sign-in page", async ({ page }) => {
+  // The server answers with a real redirect, before any script runs.
+  const answer = await page.request.get("/", { maxRedirects: 0, headers: { Accept: "text/html" } });
+  expect(answer.status()).toBe(302);
+  expect(answer.headers()["location"]).toBe("/login");
   await page.goto("/");
   await expect(page).toHaveURL(/\/login$/);
   await page.goto("/approvals");
@@ -29,6 +33,11 @@ test("an agent signs in, sees the model and no approvals link, and signs out", a
   await expect(page.getByTestId("user-name")).toHaveText(USERS.agent.username);
   await expect(page.getByTestId("model-info")).toContainText("demo");
   await expect(page.getByTestId("nav-approvals")).toHaveCount(0);
+  // The approvals page has nothing to decide for an agent.
+  await page.goto("/approvals");
+  await expect(page.getByTestId("approvals-forbidden")).toBeVisible();
+  await expect(page.getByRole("button", { name: "Approve" })).toHaveCount(0);
+  await page.goto("/");
   // A reload keeps the session (the cookie).
   await page.reload();
   await expect(page.getByTestId("user-role")).toHaveText("agent");
