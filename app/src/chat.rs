@@ -275,6 +275,17 @@ fn ChatView(id: String, session: Session, refresh: RwSignal<u32>) -> impl IntoVi
     }
 }
 
+/// What the timeline column shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimelineMode {
+    /// No turn yet.
+    Nothing,
+    /// A turn runs and has not called a tool yet.
+    Planning,
+    /// The live turn's calls, or the selected turn's.
+    Calls,
+}
+
 /// The turn that is running right now, as its events arrive.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct LiveTurn {
@@ -635,6 +646,9 @@ fn ChatLive(
                     m.pop();
                 }
             });
+            if e.is_unauthorized() {
+                crate::auth::reload_to("/login");
+            }
             state.fail(e.message);
         }
     });
@@ -642,6 +656,8 @@ fn ChatLive(
     // ---- scrolling and focus (browser only) ----
     let pane = NodeRef::<leptos::html::Div>::new();
     let composer = NodeRef::<leptos::html::Textarea>::new();
+    // Follow the newest text unless the reader scrolled up to read.
+    let follow = RwSignal::new(true);
     #[cfg(feature = "hydrate")]
     {
         Effect::new(move |_| {
@@ -649,7 +665,14 @@ fn ChatLive(
             state.live.track();
             waiting.track();
             if let Some(el) = pane.get() {
-                el.set_scroll_top(el.scroll_height());
+                if follow.get_untracked() {
+                    el.set_scroll_top(el.scroll_height());
+                }
+            }
+        });
+        Effect::new(move |_| {
+            if let Some(el) = composer.get() {
+                let _ = el.focus();
             }
         });
         Effect::new(move |was_blocked: Option<bool>| {
@@ -693,6 +716,19 @@ fn ChatLive(
             panel_turn.get().map(|t| t.tool_calls).unwrap_or_default()
         }
     });
+    let timeline_mode = Memo::new(move |_| {
+        if showing_live() {
+            if timeline_calls.with(|c| c.is_empty()) {
+                TimelineMode::Planning
+            } else {
+                TimelineMode::Calls
+            }
+        } else if panel_turn.with(|t| t.is_none()) {
+            TimelineMode::Nothing
+        } else {
+            TimelineMode::Calls
+        }
+    });
     let timeline_fallback = Signal::derive(move || {
         if showing_live() {
             None
@@ -729,7 +765,14 @@ fn ChatLive(
                 </span>
             </div>
 
-            <div node_ref=pane class="min-h-0 flex-1 overflow-y-auto px-4 py-4 [overflow-anchor:none]">
+            <div
+                node_ref=pane
+                class="min-h-0 flex-1 overflow-y-auto px-4 py-4 [overflow-anchor:none]"
+                on:scroll=move |ev| {
+                    let el = event_target::<web_sys::HtmlElement>(&ev);
+                    follow.set(el.scroll_height() - el.scroll_top() - el.client_height() < 80);
+                }
+            >
                 <ol data-testid="transcript" aria-label="Messages" class="mx-auto flex max-w-3xl flex-col gap-3">
                     <For
                         each=move || state.messages.get().into_iter().enumerate()
@@ -871,15 +914,18 @@ fn ChatLive(
                     (!nodes.is_empty()).then(|| view! { <NodePath nodes/> })
                 })
             }}
-            {move || {
-                let empty = !showing_live() && panel_turn.with(|t| t.is_none());
-                if empty {
-                    view! {
-                        <p class="rounded-xl border border-dashed border-slate-300 p-4 text-center text-sm text-slate-500">
-                            "Tool calls of the AI's turns appear here while they run."
-                        </p>
-                    }.into_any()
-                } else {
+            {move || match timeline_mode.get() {
+                TimelineMode::Nothing => view! {
+                    <p class="rounded-xl border border-dashed border-slate-300 p-4 text-center text-sm text-slate-500">
+                        "Tool calls of the AI's turns appear here while they run."
+                    </p>
+                }.into_any(),
+                TimelineMode::Planning => view! {
+                    <p data-testid="timeline-planning" class="rounded-xl border border-dashed border-sky-300 bg-sky-50/50 p-4 text-center text-sm text-sky-800">
+                        "The AI is planning its next step…"
+                    </p>
+                }.into_any(),
+                TimelineMode::Calls => {
                     view! { <ToolTimeline calls=timeline_calls fallback=timeline_fallback/> }.into_any()
                 }
             }}

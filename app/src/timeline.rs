@@ -162,10 +162,10 @@ pub fn ToolTimeline(
     #[prop(into)] calls: Signal<Vec<ToolCallRecord>>,
     #[prop(into)] fallback: Signal<Option<String>>,
 ) -> impl IntoView {
+    let empty = Memo::new(move |_| calls.with(|c| c.is_empty()));
     view! {
         {move || {
-            let list = calls.get();
-            if list.is_empty() {
+            if empty.get() {
                 match fallback.get() {
                     Some(text) => {
                         view! {
@@ -188,13 +188,15 @@ pub fn ToolTimeline(
                     }
                 }
             } else {
+                // Keyed by what a card shows, so a card the reader expanded
+                // stays open while other calls of the turn update.
                 view! {
                     <ol data-testid="tool-timeline" class="space-y-2">
-                        {list
-                            .into_iter()
-                            .enumerate()
-                            .map(|(index, record)| view! { <ToolCard record index/> })
-                            .collect_view()}
+                        <For
+                            each=move || calls.get().into_iter().enumerate()
+                            key=|(index, r)| (*index, r.id.clone(), r.status, r.duration_ms, r.output.is_null())
+                            children=|(index, record)| view! { <ToolCard record index/> }
+                        />
                     </ol>
                 }
                     .into_any()
