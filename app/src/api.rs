@@ -191,6 +191,13 @@ pub async fn pending_approvals() -> Result<Vec<Approval>, AppError> {
     Ok(console.list_approvals(true).await?)
 }
 
+/// The decided approvals (the audit trail), newest first.
+#[server(prefix = "/fn")]
+pub async fn decided_approvals() -> Result<Vec<Approval>, AppError> {
+    let (console, _user) = signed_in().await?;
+    Ok(console.list_approvals(false).await?)
+}
+
 /// A supervisor's decision; the paused turn resumes on the server.
 #[server(prefix = "/fn", input = Json)]
 pub async fn decide_approval(id: String, decision: ApprovalDecision) -> Result<Approval, AppError> {

@@ -2,11 +2,11 @@
 //! with the conversation that led to it and its proposed arguments, which a
 //! supervisor may edit before approving, or reject with a reason.
 
-use aics_types::{Approval, ApprovalDecision, MessageRole};
+use aics_types::{Approval, ApprovalDecision, ApprovalStatus, MessageRole};
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::api::{pending_approvals, DecideApproval, Session};
+use crate::api::{decided_approvals, pending_approvals, DecideApproval, Session};
 use crate::auth::{Authed, Layout};
 use crate::timeline::pretty_json;
 
@@ -50,6 +50,10 @@ fn ApprovalQueue() -> impl IntoView {
     let approvals = Resource::new(
         move || (decide.version().get(), live_version.get()),
         |_| pending_approvals(),
+    );
+    let decided = Resource::new(
+        move || (decide.version().get(), live_version.get()),
+        |_| decided_approvals(),
     );
 
     #[cfg(feature = "hydrate")]
@@ -129,6 +133,18 @@ fn ApprovalQueue() -> impl IntoView {
                 </For>
             </ul>
         </Transition>
+        <section aria-labelledby="decided-heading" class="mt-8">
+            <h2 id="decided-heading" class="mb-2 text-sm font-semibold text-slate-700">"Recently decided"</h2>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    match decided.await {
+                        Ok(list) if !list.is_empty() => view! { <DecidedTable list/> }.into_any(),
+                        Ok(_) => view! { <p class="text-sm text-slate-500">"No decisions yet."</p> }.into_any(),
+                        Err(e) => view! { <p role="alert" class="text-sm text-red-700">{e.message}</p> }.into_any(),
+                    }
+                })}
+            </Transition>
+        </section>
     }
 }
 
@@ -297,5 +313,61 @@ fn ApprovalCard(approval: Approval, decide: ServerAction<DecideApproval>) -> imp
                 </div>
             </div>
         </li>
+    }
+}
+
+/// The audit trail: who decided what, when and why.
+#[component]
+fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
+    view! {
+        <div class="overflow-x-auto rounded-xl border border-slate-200 bg-white">
+            <table data-testid="decided-approvals" class="w-full text-left text-sm">
+                <thead class="bg-slate-50 text-xs uppercase tracking-wide text-slate-500">
+                    <tr>
+                        <th scope="col" class="px-3 py-2 font-medium">"Decision"</th>
+                        <th scope="col" class="px-3 py-2 font-medium">"Tool"</th>
+                        <th scope="col" class="px-3 py-2 font-medium">"Conversation"</th>
+                        <th scope="col" class="px-3 py-2 font-medium">"By"</th>
+                        <th scope="col" class="px-3 py-2 font-medium">"Reason"</th>
+                        <th scope="col" class="px-3 py-2 font-medium">"When"</th>
+                    </tr>
+                </thead>
+                <tbody class="divide-y divide-slate-100">
+                    {list
+                        .into_iter()
+                        .take(20)
+                        .map(|a| {
+                            let (label, colours) = match a.status {
+                                ApprovalStatus::Approved => ("approved", "bg-emerald-100 text-emerald-800"),
+                                ApprovalStatus::Rejected => ("rejected", "bg-rose-100 text-rose-800"),
+                                ApprovalStatus::Pending => ("pending", "bg-amber-100 text-amber-900"),
+                            };
+                            let edited = a.approved_args.as_ref().is_some_and(|x| *x != a.proposed_args);
+                            let when = a
+                                .decided_at
+                                .map(|t| t.format("%b %-d, %H:%M UTC").to_string())
+                                .unwrap_or_default();
+                            view! {
+                                <tr data-testid="decided-approval" data-status=a.status.as_str()>
+                                    <td class="px-3 py-2">
+                                        <span class=format!("rounded-full px-2 py-0.5 text-xs font-medium {colours}")>{label}</span>
+                                        {edited.then(|| view! { <span class="ml-1 text-xs text-slate-500">"(edited)"</span> })}
+                                    </td>
+                                    <td class="px-3 py-2 font-mono text-xs">{a.tool.clone()}</td>
+                                    <td class="max-w-48 truncate px-3 py-2">
+                                        <a class="text-indigo-600 hover:underline" href=format!("/c/{}", a.session_id)>
+                                            {a.session_id.clone()}
+                                        </a>
+                                    </td>
+                                    <td class="px-3 py-2">{a.decided_by.clone().unwrap_or_default()}</td>
+                                    <td class="max-w-64 px-3 py-2 text-slate-600">{a.decision_reason.clone().unwrap_or_default()}</td>
+                                    <td class="whitespace-nowrap px-3 py-2 text-xs tabular-nums text-slate-500">{when}</td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </div>
     }
 }

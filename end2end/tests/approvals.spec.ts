@@ -130,6 +130,12 @@ test("a supervisor rejects with a reason in the conversation, and the reply refl
     await expect(reply).toContainText("a ticket for this order is already open");
     await expect(toolCard(page, "ticket_create")).toHaveAttribute("data-status", "denied");
   }
+
+  // The decision is on record, with its reason.
+  await supervisor.goto("/approvals");
+  const decided = supervisor.locator('[data-testid="decided-approval"][data-status="rejected"]').filter({ hasText: sessionId });
+  await expect(decided).toContainText("a ticket for this order is already open");
+  await expect(decided).toContainText("supervisor");
   await agent.context().close();
   await supervisor.context().close();
 });
