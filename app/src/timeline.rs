@@ -327,3 +327,89 @@ pub fn TracePanel(trace: ChatTurnTraceResult, #[prop(optional)] link: bool) -> i
         </section>
     }
 }
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn render(view: impl FnOnce() -> AnyView) -> String {
+        let owner = Owner::new();
+        owner.with(|| view().to_html())
+    }
+
+    fn record(status: ToolCallStatus, output: Value) -> ToolCallRecord {
+        ToolCallRecord {
+            id: "call_1".into(),
+            name: "order_query".into(),
+            input: json!({"order_id": "ORD-123"}),
+            output,
+            status,
+            timestamp: chrono::DateTime::default(),
+            duration_ms: Some(12),
+        }
+    }
+
+    #[test]
+    fn a_turn_without_tool_calls_shows_its_plain_tool_result() {
+        let html = render(|| {
+            view! {
+                <ToolTimeline
+                    calls=Signal::stored(Vec::new())
+                    fallback=Signal::stored(Some("order ORD-123: delayed".to_string()))
+                />
+            }
+            .into_any()
+        });
+        assert!(html.contains("tool-result-fallback"), "{html}");
+        assert!(html.contains("order ORD-123: delayed"), "{html}");
+        let empty = render(|| {
+            view! { <ToolTimeline calls=Signal::stored(Vec::new()) fallback=Signal::stored(None::<String>)/> }
+                .into_any()
+        });
+        assert!(empty.contains("No tools were called"), "{empty}");
+    }
+
+    #[test]
+    fn tool_cards_show_status_duration_and_pretty_json_as_text() {
+        let html = render(|| {
+            view! {
+                <ToolTimeline
+                    calls=Signal::stored(vec![record(ToolCallStatus::Ok, json!({"note": "<img src=x onerror=alert(1)>"}))])
+                    fallback=Signal::stored(None::<String>)
+                />
+            }
+            .into_any()
+        });
+        assert!(html.contains(r#"data-status="ok""#), "{html}");
+        assert!(html.contains("12 ms"), "{html}");
+        assert!(
+            html.contains("&quot;order_id&quot;: &quot;ORD-123&quot;")
+                || html.contains("\"order_id\": \"ORD-123\""),
+            "{html}"
+        );
+        // Tool output is text: markup in it never becomes elements.
+        assert!(!html.contains("<img"), "{html}");
+        assert!(html.contains("&lt;img"), "{html}");
+    }
+
+    #[test]
+    fn statuses_have_distinct_labels() {
+        let labels: Vec<_> = [
+            ToolCallStatus::Running,
+            ToolCallStatus::Ok,
+            ToolCallStatus::Error,
+            ToolCallStatus::Denied,
+            ToolCallStatus::Pending,
+        ]
+        .into_iter()
+        .map(|s| status_badge(s).0)
+        .collect();
+        assert_eq!(
+            labels,
+            ["running", "ok", "error", "denied", "pending approval"]
+        );
+        assert_eq!(pretty_json(&json!("plain")), "plain");
+        assert_eq!(pretty_json(&json!({"a": 1})), "{\n  \"a\": 1\n}");
+    }
+}
