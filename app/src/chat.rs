@@ -339,6 +339,25 @@ impl ChatState {
         self.live.set(None);
     }
 
+    /// Takes the stored conversation after a lost connection came back:
+    /// events sent while it was down are in the stored messages and traces.
+    fn resync(&self, detail: aics_types::ConversationDetail) {
+        let live_gid = self
+            .live
+            .with_untracked(|l| l.as_ref().and_then(|l| l.graph_execution_id.clone()));
+        // A turn's trace is stored when it ends or pauses.
+        let ended =
+            live_gid.is_some_and(|g| detail.turns.iter().any(|t| t.graph_execution_id == g));
+        self.messages.set(detail.messages);
+        self.turns.set(detail.turns);
+        self.decided.set(Vec::new());
+        if ended {
+            self.sent_text.set(None);
+            self.live.set(None);
+        }
+        self.refresh.update(|v| *v += 1);
+    }
+
     fn apply(&self, event: AgentEvent) {
         match event {
             AgentEvent::TurnStart {
@@ -590,12 +609,23 @@ fn ChatLive(
         use crate::sse::EventStream;
         let stream = StoredValue::new_local(None::<EventStream>);
         let url = format!("/api/conversations/{session_id}/events");
+        let sid = session_id.clone();
+        let opens = StoredValue::new(0u32);
+        let on_open = move || {
+            connected.set(true);
+            opens.update_value(|n| *n += 1);
+            if opens.get_value() > 1 {
+                // The browser reconnected by itself: catch up from the server.
+                let sid = sid.clone();
+                leptos::task::spawn_local(async move {
+                    if let Ok(detail) = get_conversation(sid).await {
+                        state.resync(detail);
+                    }
+                });
+            }
+        };
         Effect::new(move |_| {
-            match EventStream::connect(
-                &url,
-                move |event| state.apply(event),
-                move || connected.set(true),
-            ) {
+            match EventStream::connect(&url, move |event| state.apply(event), on_open.clone()) {
                 Ok(s) => stream.set_value(Some(s)),
                 Err(_) => state
                     .error
