@@ -490,7 +490,8 @@ impl ChatState {
                 if !reasoning.is_empty() {
                     self.reasoning.update(|r| r.push((gid.clone(), reasoning)));
                 }
-                if !trace.reply.is_empty() && !trace.pending_approval && !failed {
+                // A failed turn's explanatory reply is stored too: show it as a reload would.
+                if !trace.reply.is_empty() && !trace.pending_approval {
                     let reply = trace.reply.clone();
                     self.messages.update(|m| {
                         m.push(ChatMessage {

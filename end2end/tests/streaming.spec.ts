@@ -71,4 +71,11 @@ test("an injected model fault shows a clear error and keeps the typed message", 
   await expect(page.getByTestId("composer")).toHaveValue(text);
   await expect(page.getByTestId("composer")).toBeEnabled();
   await expect(page.getByTestId("send")).toBeEnabled();
+
+  // Without the fault, the kept message goes through.
+  await page.getByTestId("composer").fill(text.replace(" [fault:error]", ""));
+  await page.getByTestId("composer").press("Enter");
+  await expect(page.getByTestId("turn-error")).toHaveCount(0);
+  await expect(page.locator('[data-role="assistant"]').last()).toContainText("ORD-123");
+  await expect(page.getByTestId("composer")).toHaveValue("");
 });
