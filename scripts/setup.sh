@@ -73,7 +73,8 @@ fi
 
 if [ "$mode" = "test" ]; then
     # --- Test tools: chromium, Playwright, PostgreSQL, nextest ---------------
-    apt_install chromium
+    # A CJK font, so the Chinese scenarios render readably in screenshots.
+    apt_install chromium fonts-wqy-microhei
     if [ ! -x end2end/node_modules/.bin/playwright ] \
         || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
         say "installing npm packages for end2end (@playwright/test; the browser is Debian's)"
