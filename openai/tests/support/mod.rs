@@ -231,14 +231,20 @@ pub fn chunked_and_cut(chunks: &[&str]) -> Reply {
 }
 
 /// A recording from `shared/fixtures/openai-sse/`, read at test time.
+///
+/// `shared/` lies beside the checkout (as in CI); `AICS_FIXTURES_DIR` names
+/// another folder. The manifest dir is read at run time, so a moved checkout
+/// still finds it.
 pub fn fixture(name: &str) -> Vec<u8> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/fixtures/openai-sse/"
-    )
-    .to_owned()
-        + name;
-    std::fs::read(&path).unwrap_or_else(|err| panic!("reading fixture {path}: {err}"))
+    let dir = std::env::var("AICS_FIXTURES_DIR").unwrap_or_else(|_| {
+        let manifest = std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
+        format!("{manifest}/../../shared/fixtures/openai-sse")
+    });
+    let path = format!("{dir}/{name}");
+    std::fs::read(&path).unwrap_or_else(|err| {
+        panic!("reading fixture {path}: {err} (shared/ must lie beside the checkout, or set AICS_FIXTURES_DIR)")
+    })
 }
 
 /// SSE events with these data lines, ending with `[DONE]`.
