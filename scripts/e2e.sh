@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Builds the app, starts it on a fresh SQLite database in a temporary folder,
-# runs the Playwright suite against it, and stops the server by its PID.
+# Builds the app in release mode (what `make run` serves), starts it on a
+# fresh SQLite database in a temporary folder, runs the Playwright suite
+# against it, and stops the server by its PID.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export PATH="$root/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-cargo leptos build
+cargo leptos build --release
 
 port=${AICS_E2E_PORT:-3400}
 workdir=$(mktemp -d)
@@ -20,7 +21,7 @@ export AICS_DEMO_FAULTS=1
 export AICS_DEMO_TOKEN_DELAY_MS=${AICS_DEMO_TOKEN_DELAY_MS:-25}
 export LEPTOS_SITE_ADDR="$AICS_ADDR"
 
-target/debug/aics >"$log" 2>&1 &
+target/release/aics >"$log" 2>&1 &
 server_pid=$!
 stop_server() {
     kill "$server_pid" 2>/dev/null || true

@@ -13,6 +13,9 @@
 //! - [`turns`]: one turn's step history (its checkpoints).
 //! - [`sse`]: the browser's live connection to an event stream (hydrate only).
 #![forbid(unsafe_code)]
+// Leptos views are deeply nested types; the release wasm build (opt-level z,
+// LTO) computes their layouts past rustc's default query depth of 128.
+#![recursion_limit = "256"]
 
 pub mod api;
 pub mod approvals;
