@@ -101,8 +101,9 @@ pub fn title_from(message: &str) -> String {
 
 impl Database {
     /// The conversation of a session, created (handled by the AI) when new.
-    /// An existing conversation keeps its title; it gains a customer id if it
-    /// had none.
+    /// An existing conversation keeps its title, unless it was created
+    /// without one (the console's "New" button): then it takes this one. It
+    /// gains a customer id if it had none.
     #[tracing::instrument(skip_all, fields(session_id))]
     pub async fn ensure_conversation(
         &self,
@@ -116,7 +117,8 @@ impl Database {
             sqlx::query(
                 "INSERT INTO conversations (session_id, customer_id, title, handling, created_at, updated_at) \
                  VALUES ($1, $2, $3, 'ai', $4, $4) ON CONFLICT (session_id) DO UPDATE \
-                 SET customer_id = COALESCE(conversations.customer_id, excluded.customer_id)",
+                 SET customer_id = COALESCE(conversations.customer_id, excluded.customer_id), \
+                     title = CASE WHEN conversations.title = '' THEN excluded.title ELSE conversations.title END",
             )
             .bind(session_id)
             .bind(customer_id)

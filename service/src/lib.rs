@@ -204,7 +204,8 @@ impl Console {
         Ok(self
             .inner
             .db
-            .ensure_conversation(&session_id, None, "New conversation")
+            // Untitled until its first message names it.
+            .ensure_conversation(&session_id, None, "")
             .await?)
     }
 

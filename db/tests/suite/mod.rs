@@ -187,6 +187,20 @@ pub async fn conversations_and_messages(db: Database) {
         .expect("detail")
         .expect("some");
     assert_eq!(detail.messages.len(), 2);
+
+    let untitled = db
+        .ensure_conversation("s-untitled", None, "")
+        .await
+        .expect("create untitled");
+    assert_eq!(untitled.title, "");
+    let named = db
+        .ensure_conversation("s-untitled", None, "Where is my parcel?")
+        .await
+        .expect("first message");
+    assert_eq!(
+        named.title, "Where is my parcel?",
+        "an untitled conversation takes the first message's title"
+    );
 }
 
 fn trace(id: &str, session: &str, pending: bool) -> ChatTurnTraceResult {
