@@ -558,7 +558,7 @@ fn ChatLive(
     let supervisor = session.is_supervisor();
     // A conversation without a title of its own is named by its first message.
     let title = Memo::new(move |_| {
-        if !stored_title.is_empty() && stored_title != "New conversation" {
+        if !stored_title.is_empty() {
             return stored_title.clone();
         }
         state.messages.with(|m| {

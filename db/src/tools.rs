@@ -155,7 +155,7 @@ async fn load_order(db: &Database, raw: &str) -> Result<OrderDetail, ToolError> 
         .ok_or_else(|| ToolError::NotFound(format!("there is no order {id}")))
 }
 
-/// `order_query`'s arguments.
+/// The arguments of `order_query` and `logistics_track`: one order.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrderArgs {
@@ -203,14 +203,6 @@ impl TypedTool for OrderQuery {
     }
 }
 
-/// `logistics_track`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TrackArgs {
-    /// The order number, e.g. "ORD-123".
-    pub order_id: String,
-}
-
 /// The parcel's whole logistics timeline.
 pub struct LogisticsTrack {
     db: Database,
@@ -218,13 +210,13 @@ pub struct LogisticsTrack {
 
 #[async_trait]
 impl TypedTool for LogisticsTrack {
-    type Args = TrackArgs;
+    type Args = OrderArgs;
     const NAME: &'static str = "logistics_track";
     const DESCRIPTION: &'static str =
         "Track the parcel of an order (e.g. ORD-123): carrier, tracking number \
          and every logistics event, oldest first, with any anomaly.";
 
-    async fn run(&self, _ctx: &ToolContext, args: TrackArgs) -> Result<Value, ToolError> {
+    async fn run(&self, _ctx: &ToolContext, args: OrderArgs) -> Result<Value, ToolError> {
         let d = load_order(&self.db, &args.order_id).await?;
         Ok(json!({
             "order_id": d.order.id,
