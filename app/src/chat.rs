@@ -391,7 +391,7 @@ impl ChatState {
                 }
             }),
             AgentEvent::NodeEnd { .. } => {}
-            AgentEvent::ToolStart { tool, args, id } => self.live_mut(|l| {
+            AgentEvent::ToolStart { tool, args, id, .. } => self.live_mut(|l| {
                 if let Some(call) = l.call_mut(&id) {
                     call.status = ToolCallStatus::Running;
                     call.input = args;
@@ -413,6 +413,7 @@ impl ChatState {
                 result,
                 status,
                 duration_ms,
+                ..
             } => self.live_mut(|l| {
                 if let Some(call) = l.call_mut(&id) {
                     call.output = result;

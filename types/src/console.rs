@@ -371,6 +371,7 @@ mod tests {
             result: json!({"ok": true}),
             status: ToolCallStatus::Ok,
             duration_ms: 4,
+            record: sample_trace().tool_calls[0].clone(),
         };
         let json = serde_json::to_value(&event).expect("serialise");
         assert_eq!(json["type"], "tool_end");

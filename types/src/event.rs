@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{ChatTurnTraceResult, ToolCallStatus};
+use crate::{ChatTurnTraceResult, ToolCallRecord, ToolCallStatus};
 
 /// One event of a running turn, in the order it happened.
 ///
@@ -31,19 +31,23 @@ pub enum AgentEvent {
     },
     /// A node finished.
     NodeEnd { node: String },
-    /// A tool call began.
+    /// A tool call began. `record` is the call's timeline entry as the
+    /// engine keeps it (status `running`): clients upsert it by id.
     ToolStart {
         tool: String,
         args: Value,
         id: String,
+        record: ToolCallRecord,
     },
-    /// A tool call finished; `result` is what the model sees.
+    /// A tool call finished; `result` is what the model sees. `record` is the
+    /// finished timeline entry, to upsert by id.
     ToolEnd {
         tool: String,
         id: String,
         result: Value,
         status: ToolCallStatus,
         duration_ms: u64,
+        record: ToolCallRecord,
     },
     /// A sensitive call paused the turn until a supervisor decides.
     ApprovalRequired {

@@ -503,14 +503,16 @@ impl Node<SupportState> for Tools {
                 CallPlan::Run(args) => args.clone(),
                 CallPlan::Deny(_) => call.arguments.clone(),
             };
+            let running = record(call, input.clone(), Value::Null, ToolCallStatus::Running);
             ctx.events
                 .emit(AgentEvent::ToolStart {
                     tool: call.name.clone(),
-                    args: input.clone(),
+                    args: input,
                     id: call.id.clone(),
+                    record: running.clone(),
                 })
                 .await;
-            s.upsert_record(record(call, input, Value::Null, ToolCallStatus::Running));
+            s.upsert_record(running);
         }
         let state: &SupportState = s;
         let runs = calls.iter().zip(&plans).map(|(call, plan)| async move {
@@ -522,29 +524,31 @@ impl Node<SupportState> for Tools {
                 CallPlan::Run(args) => self.execute(state, call, args.clone()).await,
             };
             let duration_ms = started.elapsed().as_millis() as u64;
+            let input = match plan {
+                CallPlan::Run(args) => args.clone(),
+                CallPlan::Deny(_) => call.arguments.clone(),
+            };
+            let mut rec = record(call, input, output.clone(), status);
+            if let Some(existing) = state.tool_records.iter().find(|r| r.id == call.id) {
+                rec.timestamp = existing.timestamp;
+            }
+            rec.duration_ms = Some(duration_ms);
             ctx.events
                 .emit(AgentEvent::ToolEnd {
                     tool: call.name.clone(),
                     id: call.id.clone(),
-                    result: output.clone(),
+                    result: output,
                     status,
                     duration_ms,
+                    record: rec.clone(),
                 })
                 .await;
-            (output, status, duration_ms)
+            rec
         });
         let outcomes = futures::future::join_all(runs).await;
-        for ((call, plan), (output, status, duration_ms)) in calls.iter().zip(plans).zip(outcomes) {
-            let input = match plan {
-                CallPlan::Run(args) => args,
-                CallPlan::Deny(_) => call.arguments.clone(),
-            };
-            let content = value_text(&output);
-            let mut rec = record(call, input.clone(), output, status);
-            if let Some(existing) = s.tool_records.iter().find(|r| r.id == call.id) {
-                rec.timestamp = existing.timestamp;
-            }
-            rec.duration_ms = Some(duration_ms);
+        for (call, rec) in calls.iter().zip(outcomes) {
+            let input = rec.input.clone();
+            let content = value_text(&rec.output);
             s.upsert_record(rec);
             s.tool_call_history.push(ToolCallSig {
                 id: call.id.clone(),
