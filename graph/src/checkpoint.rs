@@ -1,0 +1,104 @@
+//! Checkpoints: the state of a run, saved after every node.
+//!
+//! The engine writes one [`Checkpoint`] after each node through a
+//! [`Checkpointer`]. That is what lets a run be listed step by step, resumed
+//! after an interrupt by another process, and forked from any step.
+//! [`crate::MemoryCheckpointer`] keeps them in memory; aics-db has the SQLite
+//! and PostgreSQL ones.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::Timestamp;
+
+/// A pause a node asked for, waiting for a resume value keyed by `id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interrupt {
+    /// The key the resume value must carry.
+    pub id: String,
+    /// The node that paused (the engine fills it in).
+    pub node: String,
+    /// What the node wants decided, for whoever decides.
+    pub value: Value,
+}
+
+impl Interrupt {
+    /// An interrupt with this id and value; the engine names the node.
+    pub fn new(id: impl Into<String>, value: Value) -> Self {
+        Self {
+            id: id.into(),
+            node: String::new(),
+            value,
+        }
+    }
+}
+
+/// The state of one run after one node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The run.
+    pub thread_id: String,
+    pub checkpoint_id: String,
+    /// The checkpoint this one follows (in a fork: the one it was copied
+    /// from, in the source thread); `None` for the first.
+    pub parent_id: Option<String>,
+    /// 0 for the first node of a run, then 1, 2, ...
+    pub step: u32,
+    /// The node that just ran.
+    pub node: String,
+    /// The node the run continues with; `None` when the run ended.
+    pub next: Option<String>,
+    /// The nodes the run executed so far, in order (across interrupts).
+    #[serde(default)]
+    pub path: Vec<String>,
+    /// The whole state, serialised.
+    pub state: Value,
+    /// Interrupts waiting for a resume value at this point.
+    pub pending_interrupts: Vec<Interrupt>,
+    pub created_at: Timestamp,
+}
+
+/// What can go wrong saving or loading checkpoints.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// The store failed (the database is unreachable, say).
+    #[error("checkpoint store failed: {0}")]
+    Store(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A stored checkpoint could not be read back.
+    #[error("checkpoint is corrupt: {0}")]
+    Corrupt(String),
+}
+
+impl CheckpointError {
+    /// A store failure caused by `source`.
+    pub fn store(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Store(Box::new(source))
+    }
+}
+
+/// Saves and loads checkpoints.
+#[async_trait]
+pub trait Checkpointer: Send + Sync {
+    /// Saves a checkpoint. Saving the same `checkpoint_id` twice is harmless.
+    async fn put(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError>;
+
+    /// Saves a checkpoint the caller no longer needs; stores that keep the
+    /// value (the in-memory one) override it to skip a deep copy.
+    async fn put_owned(&self, checkpoint: Checkpoint) -> Result<(), CheckpointError> {
+        self.put(&checkpoint).await
+    }
+
+    /// The newest checkpoint of a run.
+    async fn latest(&self, thread_id: &str) -> Result<Option<Checkpoint>, CheckpointError>;
+
+    /// One checkpoint of a run.
+    async fn get(
+        &self,
+        thread_id: &str,
+        checkpoint_id: &str,
+    ) -> Result<Option<Checkpoint>, CheckpointError>;
+
+    /// Every checkpoint of a run, oldest first.
+    async fn list(&self, thread_id: &str) -> Result<Vec<Checkpoint>, CheckpointError>;
+}
