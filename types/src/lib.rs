@@ -11,12 +11,16 @@
 //! - [`event`]: what a running turn reports as it goes ([`AgentEvent`]).
 //! - [`console`]: what the console shows besides traces: conversations,
 //!   messages, approvals, checkpoints, users, API errors.
+//! - [`commerce`]: the shop's data the tools read and write: customers,
+//!   orders, logistics events, tickets, knowledge articles.
 #![forbid(unsafe_code)]
 
+pub mod commerce;
 pub mod console;
 pub mod event;
 pub mod trace;
 
+pub use commerce::*;
 pub use console::*;
 pub use event::*;
 pub use trace::*;
