@@ -1,17 +1,16 @@
-//! One streamed model call, with its tokens forwarded as events.
+//! One streamed model call, with its text handed on as it arrives.
 //!
 //! Every node that talks to a model goes through [`stream_call`]: it starts
-//! the stream, forwards each text delta as an `llm_token` event (reasoning
-//! deltas as `reasoning_token`) while folding the chunks into one
-//! [`ModelResponse`], and bounds the wait for each chunk so a stalled
-//! provider ends the call with [`ModelError::Timeout`] instead of hanging.
+//! the stream, hands each text delta to the caller as [`Streamed::Reply`]
+//! (or [`Streamed::Reasoning`] for reasoning deltas and planning output)
+//! while folding the chunks into one [`ModelResponse`], and bounds the wait
+//! for each chunk so a stalled provider ends the call with
+//! [`ModelError::Timeout`] instead of hanging.
 
 use std::time::Duration;
 
-use aics_types::AgentEvent;
 use futures::{FutureExt, StreamExt};
 
-use crate::events::EventSink;
 use crate::model::{
     ChatModel, ModelChunk, ModelError, ModelRequest, ModelResponse, ResponseBuilder,
 };
@@ -19,22 +18,31 @@ use crate::model::{
 /// How the text of a call is shown while it streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenRoute {
-    /// Text deltas are the reply: `llm_token {token}`.
+    /// Text deltas are the reply.
     Reply,
     /// Text deltas are planning output (a JSON plan): shown as reasoning.
     Reasoning,
-    /// Nothing is forwarded.
+    /// Nothing is handed on.
     Silent,
 }
 
-/// Runs one model call to its end, forwarding tokens to `events`.
+/// A piece of streamed text, as the caller shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Streamed {
+    /// A piece of the reply.
+    Reply(String),
+    /// A piece of the model's reasoning (or of a plan).
+    Reasoning(String),
+}
+
+/// Runs one model call to its end, handing streamed text to `on_text`.
 /// `idle_timeout` bounds the wait for the stream and for each next chunk.
 pub async fn stream_call(
     model: &dyn ChatModel,
     request: ModelRequest,
-    events: &EventSink,
     route: TokenRoute,
     idle_timeout: Duration,
+    on_text: &mut (dyn FnMut(Streamed) + Send),
 ) -> Result<ModelResponse, ModelError> {
     let timed_out = || ModelError::Timeout(format!("no data for {} ms", idle_timeout.as_millis()));
     let mut stream = tokio::time::timeout(idle_timeout, model.stream(request))
@@ -54,27 +62,26 @@ pub async fn stream_call(
         let Some(chunk) = next else { break };
         let chunk = chunk?;
         // Text is appended here rather than through the builder so that the
-        // delta can be moved into its event instead of copied.
+        // delta can be moved to the caller instead of copied.
         match (chunk, route) {
             (ModelChunk::Text(text), TokenRoute::Reply) => {
                 content.push_str(&text);
                 if !text.is_empty() {
-                    events
-                        .emit(AgentEvent::LlmToken {
-                            token: text,
-                            reasoning_token: None,
-                        })
-                        .await;
+                    on_text(Streamed::Reply(text));
                 }
             }
             (ModelChunk::Text(text), TokenRoute::Reasoning) => {
                 content.push_str(&text);
-                emit_reasoning(events, text).await;
+                if !text.is_empty() {
+                    on_text(Streamed::Reasoning(text));
+                }
             }
             (ModelChunk::Text(text), TokenRoute::Silent) => content.push_str(&text),
             (ModelChunk::Reasoning(text), TokenRoute::Reply | TokenRoute::Reasoning) => {
                 builder.push(ModelChunk::Reasoning(text.clone()));
-                emit_reasoning(events, text).await;
+                if !text.is_empty() {
+                    on_text(Streamed::Reasoning(text));
+                }
             }
             (other, _) => builder.push(other),
         }
@@ -82,17 +89,6 @@ pub async fn stream_call(
     let mut response = builder.finish();
     response.content = content;
     Ok(response)
-}
-
-async fn emit_reasoning(events: &EventSink, text: String) {
-    if !text.is_empty() {
-        events
-            .emit(AgentEvent::LlmToken {
-                token: String::new(),
-                reasoning_token: Some(text),
-            })
-            .await;
-    }
 }
 
 #[cfg(test)]
@@ -134,32 +130,24 @@ mod tests {
             ModelChunk::Text("lo".into()),
             ModelChunk::Finish(FinishReason::Stop),
         ]);
-        let (sink, mut rx) = EventSink::channel(16);
+        let mut seen = Vec::new();
         let r = stream_call(
             &model,
             ModelRequest::default(),
-            &sink,
             TokenRoute::Reply,
             Duration::from_secs(1),
+            &mut |t| seen.push(t),
         )
         .await
         .unwrap();
-        drop(sink);
         assert_eq!(r.content, "Hello");
-        let mut seen = Vec::new();
-        while let Some(AgentEvent::LlmToken {
-            token,
-            reasoning_token,
-        }) = rx.recv().await
-        {
-            seen.push((token, reasoning_token));
-        }
+        assert_eq!(r.reasoning, "think");
         assert_eq!(
             seen,
             [
-                (String::new(), Some("think".to_owned())),
-                ("Hel".to_owned(), None),
-                ("lo".to_owned(), None)
+                Streamed::Reasoning("think".into()),
+                Streamed::Reply("Hel".into()),
+                Streamed::Reply("lo".into())
             ]
         );
     }
@@ -169,9 +157,9 @@ mod tests {
         let err = stream_call(
             &Stalled,
             ModelRequest::default(),
-            &EventSink::none(),
             TokenRoute::Reply,
             Duration::from_secs(5),
+            &mut |_| {},
         )
         .await
         .unwrap_err();

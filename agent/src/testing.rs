@@ -1,213 +1,169 @@
-//! In-memory fakes for tests: the five support tools over a small fixed
-//! data set, tools that fail or hang, and a scripted chat model.
-//!
-//! The argument names are those of the real tools (the db crate):
-//! `order_query {order_id}`, `logistics_track {order_id}`,
-//! `ticket_create {order_id?, category, summary}`, `knowledge_search {query}`,
-//! `escalate_to_human {reason}`. The server's tests may use these too.
+//! In-memory fakes for tests: a [`FakeBackend`] that gives the real support
+//! tools ([`crate::tools`]) a small fixed shop, tools that fail or hang, and
+//! a scripted chat model. The server's tests may use these too.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use aics_types::{ArticleHit, Customer, LogisticsEvent, Order, OrderDetail, OrderItem, Ticket};
 use async_trait::async_trait;
 use futures::stream::{self, StreamExt};
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::model::{
     ChatModel, FinishReason, ModelChunk, ModelError, ModelRequest, ModelStream, ToolCall,
 };
-use crate::tool::{Tool, ToolContext, ToolError, ToolRegistry, TypedTool};
+use crate::tool::{Tool, ToolContext, ToolError, ToolRegistry};
+use crate::tools::{support_tools, BackendError, NewTicket, SupportBackend};
 
-/// Arguments of `order_query` and `logistics_track`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct OrderIdArgs {
-    /// The order id, e.g. "ORD-123".
-    pub order_id: String,
-}
-
-/// Arguments of `ticket_create`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct TicketArgs {
-    pub order_id: Option<String>,
-    /// complaint | refund | inquiry | other
-    pub category: String,
-    pub summary: String,
-}
-
-/// Arguments of `knowledge_search`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct QueryArgs {
-    pub query: String,
-}
-
-/// Arguments of `escalate_to_human`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReasonArgs {
-    pub reason: String,
-}
-
-fn order_doc(order_id: &str) -> Option<Value> {
-    let (status, customer, item, total, event, location) = match order_id {
-        "ORD-123" => (
-            "delayed",
-            "Li Wei",
-            "Ceramic table lamp",
-            59.0,
-            "delayed",
-            "Regional hub",
-        ),
-        "ORD-456" => (
-            "delivered",
-            "Emma Brown",
-            "Linen bedding set",
-            129.0,
-            "delivered",
-            "Front door",
-        ),
-        "ORD-789" => (
-            "lost",
-            "Zhang Min",
-            "Wool throw blanket",
-            45.5,
-            "lost",
-            "Hong Kong hub",
-        ),
-        "ORD-321" => (
-            "in_transit",
-            "Noah Smith",
-            "Oak side table",
-            210.0,
-            "in_transit",
-            "Shanghai hub",
-        ),
-        "ORD-654" => (
-            "refunded",
-            "Chen Jie",
-            "Glass vase",
-            25.0,
-            "refunded",
-            "Warehouse",
-        ),
-        "ORD-111" => (
-            "processing",
-            "Ava Jones",
-            "Desk organiser",
-            19.9,
-            "label_created",
-            "Warehouse",
-        ),
-        _ => return None,
-    };
-    Some(json!({
-        "order_id": order_id,
-        "status": status,
-        "customer": customer,
-        "items": [{"sku": "SKU-42", "name": item, "qty": 1}],
-        "total": total,
-        "latest_event": {"ts": "2026-11-27T09:15:00Z", "event": event, "location": location},
-        "logistics": [
-            {"ts": "2026-11-24T08:00:00Z", "event": "picked_up", "location": "Shenzhen"},
-            {"ts": "2026-11-25T12:30:00Z", "event": "in_transit", "location": "Hong Kong hub"},
-            {"ts": "2026-11-27T09:15:00Z", "event": event, "location": location},
-        ],
-    }))
-}
-
-/// `order_query` over the fixed orders ORD-123 (delayed), ORD-456
+/// The shop of the tests: six fixed orders ORD-123 (delayed), ORD-456
 /// (delivered), ORD-789 (lost), ORD-321 (in transit), ORD-654 (refunded),
-/// ORD-111 (processing).
-#[derive(Debug, Default, Clone)]
-pub struct FakeOrderQuery;
-
-#[async_trait]
-impl TypedTool for FakeOrderQuery {
-    type Args = OrderIdArgs;
-    const NAME: &'static str = "order_query";
-    const DESCRIPTION: &'static str =
-        "Look up an order by id (e.g. ORD-123): status, items, total, logistics.";
-    async fn run(&self, _: &ToolContext, args: OrderIdArgs) -> Result<Value, ToolError> {
-        order_doc(&args.order_id).ok_or(ToolError::NotFound(format!("order {}", args.order_id)))
-    }
+/// ORD-111 (processing), a few policy articles, and tickets and escalations
+/// kept in memory. Event times are relative to when the backend was made, so
+/// no order looks stuck because the test ran on a later day.
+#[derive(Debug)]
+pub struct FakeBackend {
+    orders: Vec<OrderDetail>,
+    tickets: Mutex<HashMap<String, Ticket>>,
+    escalated: Mutex<Vec<String>>,
 }
 
-/// `logistics_track`: the logistics events of a fixed order.
-#[derive(Debug, Default, Clone)]
-pub struct FakeLogisticsTrack;
-
-#[async_trait]
-impl TypedTool for FakeLogisticsTrack {
-    type Args = OrderIdArgs;
-    const NAME: &'static str = "logistics_track";
-    const DESCRIPTION: &'static str = "Track the parcel of an order: carrier events, newest last.";
-    async fn run(&self, _: &ToolContext, args: OrderIdArgs) -> Result<Value, ToolError> {
-        let doc = order_doc(&args.order_id)
-            .ok_or(ToolError::NotFound(format!("order {}", args.order_id)))?;
-        Ok(json!({"order_id": args.order_id, "carrier": "SF Express", "events": doc["logistics"]}))
-    }
-}
-
-/// `ticket_create`: numbered tickets TCK-0001, ...; sensitive for the
-/// categories complaint and refund; idempotent per tool-call id.
-#[derive(Debug, Default, Clone)]
-pub struct FakeTicketCreate {
-    by_call: Arc<Mutex<HashMap<String, Value>>>,
-}
-
-impl FakeTicketCreate {
-    /// How many tickets were really created.
-    pub fn created(&self) -> usize {
-        self.by_call.lock().map(|m| m.len()).unwrap_or(0)
-    }
-}
-
-#[async_trait]
-impl TypedTool for FakeTicketCreate {
-    type Args = TicketArgs;
-    const NAME: &'static str = "ticket_create";
-    const DESCRIPTION: &'static str =
-        "Open a support ticket. category: complaint | refund | inquiry | other.";
-
-    fn approval_reason(&self, args: &TicketArgs) -> Option<String> {
-        matches!(args.category.as_str(), "complaint" | "refund")
-            .then(|| format!("a {} ticket needs a supervisor's approval", args.category))
-    }
-
-    async fn run(&self, ctx: &ToolContext, args: TicketArgs) -> Result<Value, ToolError> {
-        if !matches!(
-            args.category.as_str(),
-            "complaint" | "refund" | "inquiry" | "other"
-        ) {
-            return Err(ToolError::InvalidArguments(format!(
-                "unknown category {}",
-                args.category
-            )));
+impl Default for FakeBackend {
+    fn default() -> Self {
+        let now = chrono::Utc::now();
+        let ago = |hours: i64| now - chrono::Duration::hours(hours);
+        let order = |id: &str,
+                     status: &str,
+                     customer: (&str, &str),
+                     item: &str,
+                     total_cents: i64,
+                     last: (&str, &str)| {
+            let (customer_id, name) = customer;
+            OrderDetail {
+                order: Order {
+                    id: id.into(),
+                    customer_id: customer_id.into(),
+                    status: status.into(),
+                    total_cents,
+                    currency: "USD".into(),
+                    carrier: Some("SF Express".into()),
+                    tracking_number: Some(format!("SF{}", &id[4..])),
+                    shipping_address: "1 Test Street".into(),
+                    placed_at: ago(96),
+                    promised_by: Some(now + chrono::Duration::days(2)),
+                    delivered_at: (status == "delivered").then(|| ago(2)),
+                    anomaly: None,
+                },
+                customer: Customer {
+                    id: customer_id.into(),
+                    name: name.into(),
+                    email: format!("{}@example.com", customer_id.to_lowercase()),
+                    lang: "en".into(),
+                    tier: "standard".into(),
+                },
+                items: vec![OrderItem {
+                    sku: "SKU-42".into(),
+                    name: item.into(),
+                    quantity: 1,
+                    unit_price_cents: total_cents,
+                }],
+                events: vec![
+                    LogisticsEvent {
+                        at: ago(72),
+                        location: "Shenzhen".into(),
+                        status: "picked_up".into(),
+                        description: "Picked up by the carrier".into(),
+                        is_anomaly: false,
+                    },
+                    LogisticsEvent {
+                        at: ago(40),
+                        location: "Hong Kong hub".into(),
+                        status: "in_transit".into(),
+                        description: "In transit".into(),
+                        is_anomaly: false,
+                    },
+                    LogisticsEvent {
+                        at: ago(6),
+                        location: last.1.into(),
+                        status: last.0.into(),
+                        description: last.0.replace('_', " "),
+                        is_anomaly: false,
+                    },
+                ],
+            }
+        };
+        Self {
+            orders: vec![
+                order(
+                    "ORD-123",
+                    "delayed",
+                    ("CUST-001", "Li Wei"),
+                    "Ceramic table lamp",
+                    5900,
+                    ("exception", "Regional hub"),
+                ),
+                order(
+                    "ORD-456",
+                    "delivered",
+                    ("CUST-002", "Emma Brown"),
+                    "Linen bedding set",
+                    12900,
+                    ("delivered", "Front door"),
+                ),
+                order(
+                    "ORD-789",
+                    "lost",
+                    ("CUST-003", "Zhang Min"),
+                    "Wool throw blanket",
+                    4550,
+                    ("exception", "Hong Kong hub"),
+                ),
+                order(
+                    "ORD-321",
+                    "in_transit",
+                    ("CUST-004", "Noah Smith"),
+                    "Oak side table",
+                    21000,
+                    ("in_transit", "Shanghai hub"),
+                ),
+                order(
+                    "ORD-654",
+                    "refunded",
+                    ("CUST-005", "Chen Jie"),
+                    "Glass vase",
+                    2500,
+                    ("returned", "Warehouse"),
+                ),
+                order(
+                    "ORD-111",
+                    "processing",
+                    ("CUST-006", "Ava Jones"),
+                    "Desk organiser",
+                    1990,
+                    ("label_created", "Warehouse"),
+                ),
+            ],
+            tickets: Mutex::default(),
+            escalated: Mutex::default(),
         }
-        let mut map = self
-            .by_call
-            .lock()
-            .map_err(|_| ToolError::Failed("poisoned".into()))?;
-        let n = map.len() + 1;
-        let doc = map.entry(ctx.tool_call_id.clone()).or_insert_with(|| {
-            json!({
-                "ticket_id": format!("TCK-{n:04}"),
-                "status": "open",
-                "order_id": args.order_id,
-                "category": args.category,
-                "summary": args.summary,
-            })
-        });
-        Ok(doc.clone())
     }
 }
 
-/// `knowledge_search` over a few policy articles (English and Chinese).
-#[derive(Debug, Default, Clone)]
-pub struct FakeKnowledgeSearch;
+impl FakeBackend {
+    /// How many tickets were really created.
+    pub fn tickets_created(&self) -> usize {
+        self.tickets.lock().map(|m| m.len()).unwrap_or(0)
+    }
 
+    /// The conversations handed to a person, in order.
+    pub fn escalated(&self) -> Vec<String> {
+        self.escalated.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+}
+
+/// Policy articles of the fake knowledge base: title, search words, text.
 const ARTICLES: &[(&str, &str, &str)] = &[
     ("Return policy", "return refund 退货 退款 policy 政策", "Unused items can be returned within 30 days of delivery for a full refund; refunds reach your card in 5–7 working days."),
     ("Shipping times and fees", "shipping delivery fee 运费 配送 多久 how long", "Standard shipping takes 3–5 working days and is free above $50; express takes 1–2 days for $9."),
@@ -216,44 +172,77 @@ const ARTICLES: &[(&str, &str, &str)] = &[
 ];
 
 #[async_trait]
-impl TypedTool for FakeKnowledgeSearch {
-    type Args = QueryArgs;
-    const NAME: &'static str = "knowledge_search";
-    const DESCRIPTION: &'static str =
-        "Search the help-center articles (policies, shipping, returns, warranty).";
-    async fn run(&self, _: &ToolContext, args: QueryArgs) -> Result<Value, ToolError> {
-        let q = args.query.to_lowercase();
-        let articles: Vec<Value> = ARTICLES
+impl SupportBackend for FakeBackend {
+    async fn order(&self, order_id: &str) -> Result<Option<OrderDetail>, BackendError> {
+        Ok(self.orders.iter().find(|o| o.order.id == order_id).cloned())
+    }
+
+    async fn create_ticket(&self, new: &NewTicket) -> Result<Ticket, BackendError> {
+        let mut tickets = self
+            .tickets
+            .lock()
+            .map_err(|_| BackendError::Invalid("poisoned".into()))?;
+        let n = tickets.len() + 1;
+        let ticket = tickets
+            .entry(new.idempotency_key.clone())
+            .or_insert_with(|| Ticket {
+                id: format!("TCK-{n:04}"),
+                idempotency_key: new.idempotency_key.clone(),
+                order_id: new.order_id.clone(),
+                customer_id: new.customer_id.clone(),
+                session_id: new.session_id.clone(),
+                category: new.category.clone(),
+                priority: new.priority.clone(),
+                status: "open".into(),
+                summary: new.summary.clone(),
+                created_at: chrono::Utc::now(),
+            });
+        Ok(ticket.clone())
+    }
+
+    async fn search_knowledge(
+        &self,
+        query: &str,
+        limit: u32,
+    ) -> Result<Vec<ArticleHit>, BackendError> {
+        let q = query.to_lowercase();
+        Ok(ARTICLES
             .iter()
-            .filter(|(_, keys, _)| keys.split(' ').any(|k| q.contains(k)))
-            .map(|(title, _, snippet)| json!({"title": title, "snippet": snippet}))
-            .collect();
-        Ok(json!({ "articles": articles }))
+            .enumerate()
+            .filter(|(_, (_, keys, _))| keys.split(' ').any(|k| q.contains(k)))
+            .take(limit as usize)
+            .map(|(i, (title, _, snippet))| ArticleHit {
+                id: i as i64 + 1,
+                slug: title.to_lowercase().replace(' ', "-"),
+                title: (*title).into(),
+                lang: "en".into(),
+                category: "policy".into(),
+                snippet: (*snippet).into(),
+            })
+            .collect())
+    }
+
+    async fn escalate(
+        &self,
+        session_id: &str,
+        _customer_id: Option<&str>,
+        _reason: &str,
+    ) -> Result<(), BackendError> {
+        if let Ok(mut e) = self.escalated.lock() {
+            e.push(session_id.to_owned());
+        }
+        Ok(())
     }
 }
 
-/// `escalate_to_human`: marks the conversation as waiting for a person.
-#[derive(Debug, Default, Clone)]
-pub struct FakeEscalate;
-
-#[async_trait]
-impl TypedTool for FakeEscalate {
-    type Args = ReasonArgs;
-    const NAME: &'static str = "escalate_to_human";
-    const DESCRIPTION: &'static str = "Hand the conversation to a human colleague.";
-    async fn run(&self, _: &ToolContext, args: ReasonArgs) -> Result<Value, ToolError> {
-        Ok(json!({"status": "waiting_human", "reason": args.reason}))
-    }
-}
-
-/// The five support tools as fakes.
+/// The five support tools over a new [`FakeBackend`].
 pub fn fake_tools() -> ToolRegistry {
-    ToolRegistry::new()
-        .with(FakeOrderQuery)
-        .with(FakeLogisticsTrack)
-        .with(FakeTicketCreate::default())
-        .with(FakeKnowledgeSearch)
-        .with(FakeEscalate)
+    fake_tools_with(Arc::new(FakeBackend::default()))
+}
+
+/// The five support tools over `backend` (keep a handle to inspect it).
+pub fn fake_tools_with(backend: Arc<FakeBackend>) -> ToolRegistry {
+    support_tools(backend)
 }
 
 /// A tool that always fails.

@@ -7,7 +7,8 @@
 //! ```
 //!
 //! # Layout
-//! - `workload`: the graph, the fake model, the two tools, one checked turn.
+//! - `workload`: the graph, the fake model, the shop behind the tools, one
+//!   checked turn.
 //! - this file: the checkpointer variants, the warm-up / sequential /
 //!   concurrent phases, percentiles, peak RSS and the result line.
 #![forbid(unsafe_code)]
@@ -21,8 +22,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aics_agent::checkpoint::{Checkpointer, MemoryCheckpointer};
-use aics_agent::graph::Graph;
+use aics_graph::{Checkpointer, Graph, MemoryCheckpointer};
 
 use workload::{build_graph, run_turn, State};
 
@@ -37,7 +37,7 @@ enum BenchError {
     #[error("turn failed: {0}")]
     Turn(#[from] workload::TurnError),
     #[error("the benchmark graph is broken: {0}")]
-    Graph(#[from] aics_agent::graph::GraphError),
+    Graph(#[from] aics_graph::GraphError),
     #[error("a worker panicked: {0}")]
     Join(#[from] tokio::task::JoinError),
     #[error("the checkpoint database failed: {0}")]

@@ -4,30 +4,32 @@
 //! the same state fields, the same fake model (call 1 → `order_query`, call 2
 //! → `ticket_create`, call 3 → a 60-token answer streamed one chunk per
 //! token), the same two tools, a new thread id per turn, and the same checks
-//! on every turn. The model is called through [`stream_call`], so every token
-//! travels as an `llm_token` event through the turn's bounded channel to the
-//! caller, who counts the ones streamed inside the `agent` node.
+//! on every turn. The tools are the product's own (`aics_agent::tools`) over
+//! [`BenchBackend`], a fixed shop in memory. The model is called through
+//! [`stream_call`]; every token is reported as the node's progress, and an
+//! observer sends it through a channel to the caller, who counts the ones
+//! streamed inside the `agent` node (the path a token takes to a browser).
 
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use aics_agent::checkpoint::Checkpointer;
-use aics_agent::events::EventSink;
-use aics_agent::graph::{
-    FnNode, Graph, GraphBuilder, Next, Node, NodeContext, NodeError, END, START,
-};
-use aics_agent::llm::{stream_call, TokenRoute};
+use aics_agent::llm::{stream_call, Streamed, TokenRoute};
 use aics_agent::model::{
     ChatModel, FinishReason, Message, ModelChunk, ModelError, ModelRequest, ModelStream, ToolCall,
 };
-use aics_agent::tool::{ToolContext, ToolError, ToolRegistry, TypedTool};
-use aics_types::AgentEvent;
+use aics_agent::tool::{ToolContext, ToolRegistry};
+use aics_agent::tools::{support_tools, BackendError, NewTicket, SupportBackend};
+use aics_graph::{
+    Checkpointer, FnNode, Graph, GraphBuilder, Next, Node, NodeContext, NodeError, Observer, END,
+    START,
+};
+use aics_types::{ArticleHit, Customer, LogisticsEvent, Order, OrderDetail, OrderItem, Ticket};
 use async_trait::async_trait;
 use futures::stream::{self, StreamExt};
 use regex::Regex;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use tokio::sync::mpsc;
 
 const FINAL_WORDS: [&str; 60] = [
     "Thanks",
@@ -136,6 +138,12 @@ pub struct State {
     pub metadata: Option<Value>,
 }
 
+impl aics_graph::State for State {
+    type Resume = ();
+    /// A streamed token.
+    type Progress = String;
+}
+
 /// The fake chat model: deterministic, never sleeps or awaits I/O.
 pub struct FakeReactModel;
 
@@ -181,53 +189,91 @@ impl ChatModel for FakeReactModel {
     }
 }
 
-#[derive(Deserialize, JsonSchema)]
-pub struct OrderArgs {
-    order_id: String,
+fn at(text: &str) -> aics_types::Timestamp {
+    text.parse().unwrap_or_default()
 }
 
-/// `order_query`: an order with status delayed, one item, 3 logistics events.
-pub struct OrderQuery;
+/// The shop of the benchmark: ORD-123, delayed, one item, three logistics
+/// events; every ticket is TCK-0001.
+pub struct BenchBackend {
+    order: OrderDetail,
+}
 
-#[async_trait]
-impl TypedTool for OrderQuery {
-    type Args = OrderArgs;
-    const NAME: &'static str = "order_query";
-    const DESCRIPTION: &'static str = "Look up an order by id.";
-    async fn run(&self, _: &ToolContext, args: OrderArgs) -> Result<Value, ToolError> {
-        Ok(json!({
-            "order_id": args.order_id,
-            "status": "delayed",
-            "items": [{"sku": "SKU-42", "qty": 1}],
-            "logistics": [
-                {"ts": "2024-05-01T08:00:00Z", "event": "picked_up", "location": "Shenzhen"},
-                {"ts": "2024-05-02T12:30:00Z", "event": "in_transit", "location": "Hong Kong hub"},
-                {"ts": "2024-05-04T09:15:00Z", "event": "delayed", "location": "Regional hub"},
-            ],
-        }))
+impl Default for BenchBackend {
+    fn default() -> Self {
+        let event = |ts: &str, status: &str, location: &str| LogisticsEvent {
+            at: at(ts),
+            location: location.into(),
+            status: status.into(),
+            description: status.replace('_', " "),
+            is_anomaly: false,
+        };
+        Self {
+            order: OrderDetail {
+                order: Order {
+                    id: "ORD-123".into(),
+                    customer_id: "CUST-001".into(),
+                    status: "delayed".into(),
+                    total_cents: 5900,
+                    currency: "USD".into(),
+                    carrier: Some("SF Express".into()),
+                    tracking_number: Some("SF123".into()),
+                    shipping_address: "1 Bench Street".into(),
+                    placed_at: at("2024-04-30T10:00:00Z"),
+                    promised_by: None,
+                    delivered_at: None,
+                    anomaly: None,
+                },
+                customer: Customer {
+                    id: "CUST-001".into(),
+                    name: "Li Wei".into(),
+                    email: "li.wei@example.com".into(),
+                    lang: "en".into(),
+                    tier: "standard".into(),
+                },
+                items: vec![OrderItem {
+                    sku: "SKU-42".into(),
+                    name: "Ceramic table lamp".into(),
+                    quantity: 1,
+                    unit_price_cents: 5900,
+                }],
+                events: vec![
+                    event("2024-05-01T08:00:00Z", "picked_up", "Shenzhen"),
+                    event("2024-05-02T12:30:00Z", "in_transit", "Hong Kong hub"),
+                    event("2024-05-04T09:15:00Z", "delayed", "Regional hub"),
+                ],
+            },
+        }
     }
 }
 
-#[derive(Deserialize, JsonSchema)]
-pub struct TicketArgs {
-    order_id: String,
-    category: String,
-    summary: String,
-}
-
-/// `ticket_create`: always ticket TCK-0001.
-pub struct TicketCreate;
-
 #[async_trait]
-impl TypedTool for TicketCreate {
-    type Args = TicketArgs;
-    const NAME: &'static str = "ticket_create";
-    const DESCRIPTION: &'static str = "Create a customer-support ticket.";
-    async fn run(&self, _: &ToolContext, a: TicketArgs) -> Result<Value, ToolError> {
-        Ok(
-            json!({"ticket_id": "TCK-0001", "order_id": a.order_id, "category": a.category,
-                  "status": "open", "summary_len": a.summary.chars().count()}),
-        )
+impl SupportBackend for BenchBackend {
+    async fn order(&self, order_id: &str) -> Result<Option<OrderDetail>, BackendError> {
+        Ok((order_id == self.order.order.id).then(|| self.order.clone()))
+    }
+
+    async fn create_ticket(&self, t: &NewTicket) -> Result<Ticket, BackendError> {
+        Ok(Ticket {
+            id: "TCK-0001".into(),
+            idempotency_key: t.idempotency_key.clone(),
+            order_id: t.order_id.clone(),
+            customer_id: t.customer_id.clone(),
+            session_id: t.session_id.clone(),
+            category: t.category.clone(),
+            priority: t.priority.clone(),
+            status: "open".into(),
+            summary: t.summary.clone(),
+            created_at: at("2024-05-05T00:00:00Z"),
+        })
+    }
+
+    async fn search_knowledge(&self, _: &str, _: u32) -> Result<Vec<ArticleHit>, BackendError> {
+        Ok(Vec::new())
+    }
+
+    async fn escalate(&self, _: &str, _: Option<&str>, _: &str) -> Result<(), BackendError> {
+        Ok(())
     }
 }
 
@@ -235,22 +281,27 @@ struct AgentNode(Arc<dyn ChatModel>);
 
 #[async_trait]
 impl Node<State> for AgentNode {
-    async fn run(&self, s: &mut State, ctx: &NodeContext<'_>) -> Result<Next, NodeError> {
+    async fn run(&self, s: &mut State, ctx: &NodeContext<'_, State>) -> Result<Next, NodeError> {
         let step = s.current_step + 1;
         // Like `llm.ainvoke(messages)`: the fake is called without bound tools.
         let request = ModelRequest {
             messages: s.messages.clone(),
             ..ModelRequest::default()
         };
+        let mut forward = |text: Streamed| {
+            if let Streamed::Reply(token) = text {
+                ctx.progress(token);
+            }
+        };
         let ai = stream_call(
             self.0.as_ref(),
             request,
-            ctx.events,
             TokenRoute::Reply,
             Duration::from_secs(30),
+            &mut forward,
         )
         .await
-        .map_err(|e| NodeError(e.to_string()))?;
+        .map_err(|e| NodeError::with_source("the model failed", e))?;
         let has_calls = !ai.tool_calls.is_empty();
         s.messages.push(Message::Assistant {
             content: ai.content,
@@ -272,7 +323,7 @@ struct ToolsNode(ToolRegistry);
 
 #[async_trait]
 impl Node<State> for ToolsNode {
-    async fn run(&self, s: &mut State, ctx: &NodeContext<'_>) -> Result<Next, NodeError> {
+    async fn run(&self, s: &mut State, ctx: &NodeContext<'_, State>) -> Result<Next, NodeError> {
         let calls: Vec<ToolCall> = match s.messages.last() {
             Some(Message::Assistant { tool_calls, .. }) => tool_calls.clone(),
             _ => Vec::new(),
@@ -281,7 +332,7 @@ impl Node<State> for ToolsNode {
             let tool = self
                 .0
                 .get(&call.name)
-                .ok_or_else(|| NodeError(format!("unknown tool {}", call.name)))?;
+                .ok_or_else(|| NodeError::new(format!("unknown tool {}", call.name)))?;
             let tctx = ToolContext {
                 graph_execution_id: ctx.thread_id.to_owned(),
                 tool_call_id: call.id.clone(),
@@ -290,7 +341,7 @@ impl Node<State> for ToolsNode {
             let out = tool
                 .call(&tctx, call.arguments.clone())
                 .await
-                .map_err(|e| NodeError(e.to_string()))?;
+                .map_err(|e| NodeError::with_source("a tool failed", e))?;
             let content = out.to_string();
             s.tool_call_history
                 .push(json!({"name": call.name, "args": call.arguments, "id": call.id}));
@@ -306,19 +357,18 @@ impl Node<State> for ToolsNode {
     }
 }
 
-fn route_after_agent(s: &State) -> String {
+fn route_after_agent(s: &State) -> &'static str {
     let has_calls = matches!(s.messages.last(), Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty());
     if !s.stop && has_calls {
         "tools"
     } else {
         "finalize"
     }
-    .to_owned()
 }
 
 /// Builds the benchmark graph.
-pub fn build_graph() -> Result<Graph<State>, aics_agent::graph::GraphError> {
-    let tools = ToolRegistry::new().with(OrderQuery).with(TicketCreate);
+pub fn build_graph() -> Result<Graph<State>, aics_graph::GraphError> {
+    let tools: ToolRegistry = support_tools(Arc::new(BenchBackend::default()));
     GraphBuilder::new()
         .add_node(
             "init_state",
@@ -372,7 +422,7 @@ pub fn build_graph() -> Result<Graph<State>, aics_agent::graph::GraphError> {
         .add_edge(START, "init_state")
         .add_edge("init_state", "memory_trigger")
         .add_edge("memory_trigger", "agent")
-        .add_conditional_edges("agent", route_after_agent)
+        .add_conditional_edges("agent", ["tools", "finalize"], route_after_agent)
         .add_edge("tools", "agent")
         .add_edge("finalize", END)
         .compile()
@@ -382,7 +432,7 @@ pub fn build_graph() -> Result<Graph<State>, aics_agent::graph::GraphError> {
 #[derive(Debug, thiserror::Error)]
 pub enum TurnError {
     #[error("the graph failed: {0}")]
-    Graph(#[from] aics_agent::graph::GraphError),
+    Graph(#[from] aics_graph::GraphError),
     #[error("expected 60 streamed tokens, got {0}")]
     Tokens(usize),
     #[error("bad final output: reply={reply:?} metadata={metadata:?}")]
@@ -394,7 +444,18 @@ pub enum TurnError {
     Checkpoints { expected: usize, found: usize },
 }
 
-/// One turn: a new thread, the user message, the event stream consumed and
+/// Sends the tokens streamed inside the `agent` node to the caller.
+struct TokenSink(mpsc::UnboundedSender<String>);
+
+impl Observer<State> for TokenSink {
+    fn progress(&self, _thread_id: &str, node: &str, token: String) {
+        if node == "agent" {
+            let _ = self.0.send(token);
+        }
+    }
+}
+
+/// One turn: a new thread, the user message, the token stream consumed and
 /// the tokens of the `agent` node counted, then the checks.
 pub async fn run_turn(
     graph: &Graph<State>,
@@ -405,23 +466,20 @@ pub async fn run_turn(
         messages: vec![Message::user(USER_MSG)],
         ..State::default()
     };
-    let (sink, mut rx) = EventSink::channel(64);
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let consume = async move {
-        let mut in_agent = false;
         let mut tokens = 0usize;
-        while let Some(ev) = rx.recv().await {
-            match ev {
-                AgentEvent::NodeStart { node } => in_agent = node == "agent",
-                AgentEvent::NodeEnd { .. } => in_agent = false,
-                AgentEvent::LlmToken { token, .. } if in_agent && !token.is_empty() => tokens += 1,
-                _ => {}
+        while let Some(token) = rx.recv().await {
+            if !token.is_empty() {
+                tokens += 1;
             }
         }
         tokens
     };
     let run = async move {
+        let observer = TokenSink(tx);
         graph
-            .invoke(&thread_id, state, checkpointer, &sink)
+            .invoke(&thread_id, state, checkpointer, &observer)
             .await
             .map(|o| (o, thread_id))
     };
@@ -449,7 +507,7 @@ pub async fn run_turn(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aics_agent::checkpoint::MemoryCheckpointer;
+    use aics_graph::MemoryCheckpointer;
 
     #[tokio::test]
     async fn one_turn_passes_its_checks_and_writes_seven_checkpoints() {

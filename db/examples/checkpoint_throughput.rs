@@ -11,8 +11,8 @@
 
 use std::time::{Duration, Instant};
 
-use aics_agent::checkpoint::{Checkpoint, Checkpointer};
 use aics_db::{Database, SqlCheckpointer};
+use aics_graph::{Checkpoint, Checkpointer};
 use serde_json::json;
 
 const NODES: [&str; 6] = [
@@ -40,6 +40,7 @@ async fn turn(saver: &SqlCheckpointer) -> Result<(), Box<dyn std::error::Error>>
             step: u32::try_from(step)?,
             node: (*node).to_owned(),
             next: NODES.get(step + 1).map(|n| (*n).to_owned()),
+            path: NODES[..=step].iter().map(|n| (*n).to_owned()).collect(),
             state: json!({"messages": messages, "current_step": step, "max_steps": 5, "stop": false}),
             pending_interrupts: Vec::new(),
             created_at: chrono::Utc::now(),

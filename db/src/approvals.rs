@@ -8,11 +8,10 @@
 //! how, and the arguments proposed and approved: it is the audit record.
 
 use aics_types::{Approval, ApprovalDecision, ApprovalStatus, Timestamp};
-use rand::RngCore;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use sqlx::types::Json;
 
+use crate::tokens::hash_token;
 use crate::{now, parse_stored, Database, DbError};
 
 /// How many customer messages an approval shows as context.
@@ -29,18 +28,6 @@ pub struct NewApproval {
     pub proposed_args: Value,
     /// Why the policy holds the call.
     pub policy_reason: String,
-}
-
-/// A fresh unguessable token: 32 random bytes, hex.
-pub fn new_approval_token() -> String {
-    let mut bytes = [0u8; 32];
-    rand::thread_rng().fill_bytes(&mut bytes);
-    hex::encode(bytes)
-}
-
-/// The stored form of a token.
-pub fn hash_token(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
 }
 
 #[derive(sqlx::FromRow)]
@@ -118,6 +105,16 @@ impl Database {
         self.approval(&new.id)
             .await?
             .ok_or_else(|| DbError::NotFound(format!("approval {}", new.id)))
+    }
+
+    /// How many approvals wait for a decision.
+    pub async fn pending_approval_count(&self) -> Result<i64, DbError> {
+        let (n,): (i64,) = with_pool!(self, pool => sqlx::query_as(
+            "SELECT COUNT(*) FROM approvals WHERE status = 'pending'",
+        )
+        .fetch_one(pool)
+        .await?);
+        Ok(n)
     }
 
     /// One approval with its conversation context.

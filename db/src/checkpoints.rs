@@ -1,7 +1,7 @@
 //! Checkpoints: the graph state after every node of every run, and
 //! [`SqlCheckpointer`], the engine's [`Checkpointer`] on this database.
 
-use aics_agent::checkpoint::{Checkpoint, CheckpointError, Checkpointer, Interrupt};
+use aics_graph::{Checkpoint, CheckpointError, Checkpointer, Interrupt};
 use aics_types::{CheckpointView, Timestamp};
 use async_trait::async_trait;
 use serde_json::Value;
@@ -17,6 +17,7 @@ struct CheckpointRow {
     step: i64,
     node: String,
     next_node: Option<String>,
+    path: Json<Vec<String>>,
     state: Json<Value>,
     pending_interrupts: Json<Vec<Interrupt>>,
     created_at: Timestamp,
@@ -33,6 +34,7 @@ impl TryFrom<CheckpointRow> for Checkpoint {
             parent_id: r.parent_id,
             node: r.node,
             next: r.next_node,
+            path: r.path.0,
             state: r.state.0,
             pending_interrupts: r.pending_interrupts.0,
             created_at: r.created_at,
@@ -40,7 +42,7 @@ impl TryFrom<CheckpointRow> for Checkpoint {
     }
 }
 
-const COLUMNS: &str = "thread_id, checkpoint_id, parent_id, step, node, next_node, state, \
+const COLUMNS: &str = "thread_id, checkpoint_id, parent_id, step, node, next_node, path, state, \
      pending_interrupts, created_at";
 
 impl Database {
@@ -55,8 +57,8 @@ impl Database {
     #[tracing::instrument(skip_all, fields(thread_id = %cp.thread_id, step = cp.step, node = %cp.node))]
     pub async fn put_checkpoint(&self, cp: &Checkpoint) -> Result<(), DbError> {
         const INSERT: &str = "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, \
-             node, next_node, state, pending_interrupts, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             node, next_node, path, state, pending_interrupts, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
              ON CONFLICT (thread_id, checkpoint_id) DO NOTHING";
         macro_rules! bound {
             ($query:expr) => {
@@ -67,6 +69,7 @@ impl Database {
                     .bind(i64::from(cp.step))
                     .bind(&cp.node)
                     .bind(&cp.next)
+                    .bind(Json(&cp.path))
                     .bind(Json(&cp.state))
                     .bind(Json(&cp.pending_interrupts))
                     .bind(cp.created_at)
@@ -175,7 +178,7 @@ fn store_error(e: DbError) -> CheckpointError {
         DbError::Sqlx(sqlx::Error::ColumnDecode { index, source }) => {
             CheckpointError::Corrupt(format!("column {index}: {source}"))
         }
-        other => CheckpointError::Store(other.to_string()),
+        other => CheckpointError::store(other),
     }
 }
 

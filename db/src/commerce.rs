@@ -2,103 +2,141 @@
 //! customers, orders with their items and logistics events, tickets and
 //! knowledge articles.
 
-use aics_types::Timestamp;
-use serde::Serialize;
+use aics_agent::tools::NewTicket;
+use aics_types::{
+    ArticleHit, Customer, LogisticsEvent, Order, OrderDetail, OrderItem, Ticket, Timestamp,
+};
 
 use crate::{now, search, Database, DbError};
 
-/// A customer, as an order shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
-pub struct Customer {
-    pub id: String,
-    pub name: String,
-    pub email: String,
-    pub lang: String,
-    pub tier: String,
+// Rows as sqlx reads them, mapped to the shared types (which never derive
+// sqlx traits).
+
+#[derive(sqlx::FromRow)]
+struct CustomerRow {
+    id: String,
+    name: String,
+    email: String,
+    lang: String,
+    tier: String,
 }
 
-/// One line of an order.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
-pub struct OrderItem {
-    pub sku: String,
-    pub name: String,
-    pub quantity: i64,
-    pub unit_price_cents: i64,
+impl From<CustomerRow> for Customer {
+    fn from(r: CustomerRow) -> Self {
+        Self {
+            id: r.id,
+            name: r.name,
+            email: r.email,
+            lang: r.lang,
+            tier: r.tier,
+        }
+    }
 }
 
-/// One scan or status change of a parcel.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
-pub struct LogisticsEvent {
-    pub at: Timestamp,
-    pub location: String,
-    pub status: String,
-    pub description: String,
-    pub is_anomaly: bool,
+#[derive(sqlx::FromRow)]
+struct OrderItemRow {
+    sku: String,
+    name: String,
+    quantity: i64,
+    unit_price_cents: i64,
 }
 
-/// An order row.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
-pub struct Order {
-    pub id: String,
-    pub customer_id: String,
-    pub status: String,
-    pub total_cents: i64,
-    pub currency: String,
-    pub carrier: Option<String>,
-    pub tracking_number: Option<String>,
-    pub shipping_address: String,
-    pub placed_at: Timestamp,
-    pub promised_by: Option<Timestamp>,
-    pub delivered_at: Option<Timestamp>,
-    pub anomaly: Option<String>,
+impl From<OrderItemRow> for OrderItem {
+    fn from(r: OrderItemRow) -> Self {
+        Self {
+            sku: r.sku,
+            name: r.name,
+            quantity: r.quantity,
+            unit_price_cents: r.unit_price_cents,
+        }
+    }
 }
 
-/// An order with everything the tools show about it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OrderDetail {
-    pub order: Order,
-    pub customer: Customer,
-    pub items: Vec<OrderItem>,
-    /// Oldest first.
-    pub events: Vec<LogisticsEvent>,
+#[derive(sqlx::FromRow)]
+struct LogisticsEventRow {
+    at: Timestamp,
+    location: String,
+    status: String,
+    description: String,
+    is_anomaly: bool,
 }
 
-/// A support ticket.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
-pub struct Ticket {
-    pub id: String,
-    pub idempotency_key: String,
-    pub order_id: Option<String>,
-    pub customer_id: Option<String>,
-    pub session_id: Option<String>,
-    pub category: String,
-    pub priority: String,
-    pub status: String,
-    pub summary: String,
-    pub created_at: Timestamp,
+impl From<LogisticsEventRow> for LogisticsEvent {
+    fn from(r: LogisticsEventRow) -> Self {
+        Self {
+            at: r.at,
+            location: r.location,
+            status: r.status,
+            description: r.description,
+            is_anomaly: r.is_anomaly,
+        }
+    }
 }
 
-/// What a new ticket says; `idempotency_key` is the tool-call id.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewTicket {
-    pub idempotency_key: String,
-    pub order_id: Option<String>,
-    pub customer_id: Option<String>,
-    pub session_id: Option<String>,
-    pub category: String,
-    pub priority: String,
-    pub summary: String,
+#[derive(sqlx::FromRow)]
+struct OrderRow {
+    id: String,
+    customer_id: String,
+    status: String,
+    total_cents: i64,
+    currency: String,
+    carrier: Option<String>,
+    tracking_number: Option<String>,
+    shipping_address: String,
+    placed_at: Timestamp,
+    promised_by: Option<Timestamp>,
+    delivered_at: Option<Timestamp>,
+    anomaly: Option<String>,
 }
 
-/// A knowledge article found by a search.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ArticleHit {
-    pub id: i64,
-    pub slug: String,
-    pub title: String,
-    pub lang: String,
-    pub category: String,
-    pub snippet: String,
+impl From<OrderRow> for Order {
+    fn from(r: OrderRow) -> Self {
+        Self {
+            id: r.id,
+            customer_id: r.customer_id,
+            status: r.status,
+            total_cents: r.total_cents,
+            currency: r.currency,
+            carrier: r.carrier,
+            tracking_number: r.tracking_number,
+            shipping_address: r.shipping_address,
+            placed_at: r.placed_at,
+            promised_by: r.promised_by,
+            delivered_at: r.delivered_at,
+            anomaly: r.anomaly,
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct TicketRow {
+    id: String,
+    idempotency_key: String,
+    order_id: Option<String>,
+    customer_id: Option<String>,
+    session_id: Option<String>,
+    category: String,
+    priority: String,
+    status: String,
+    summary: String,
+    created_at: Timestamp,
+}
+
+impl From<TicketRow> for Ticket {
+    fn from(r: TicketRow) -> Self {
+        Self {
+            id: r.id,
+            idempotency_key: r.idempotency_key,
+            order_id: r.order_id,
+            customer_id: r.customer_id,
+            session_id: r.session_id,
+            category: r.category,
+            priority: r.priority,
+            status: r.status,
+            summary: r.summary,
+            created_at: r.created_at,
+        }
+    }
 }
 
 #[derive(sqlx::FromRow)]
@@ -129,26 +167,31 @@ impl Database {
         let events_sql = "SELECT at, location, status, description, is_anomaly \
                           FROM logistics_events WHERE order_id = $1 ORDER BY at, id";
         with_pool!(self, pool => {
-            let Some(order) = sqlx::query_as::<_, Order>(&order_sql)
+            let Some(order) = sqlx::query_as::<_, OrderRow>(&order_sql)
                 .bind(order_id)
                 .fetch_optional(pool)
                 .await?
             else {
                 return Ok(None);
             };
-            let customer = sqlx::query_as::<_, Customer>(customer_sql)
+            let customer = sqlx::query_as::<_, CustomerRow>(customer_sql)
                 .bind(&order.customer_id)
                 .fetch_one(pool)
                 .await?;
-            let items = sqlx::query_as::<_, OrderItem>(items_sql)
+            let items = sqlx::query_as::<_, OrderItemRow>(items_sql)
                 .bind(order_id)
                 .fetch_all(pool)
                 .await?;
-            let events = sqlx::query_as::<_, LogisticsEvent>(events_sql)
+            let events = sqlx::query_as::<_, LogisticsEventRow>(events_sql)
                 .bind(order_id)
                 .fetch_all(pool)
                 .await?;
-            Ok(Some(OrderDetail { order, customer, items, events }))
+            Ok(Some(OrderDetail {
+                order: order.into(),
+                customer: customer.into(),
+                items: items.into_iter().map(Into::into).collect(),
+                events: events.into_iter().map(Into::into).collect(),
+            }))
         })
     }
 
@@ -156,22 +199,24 @@ impl Database {
     #[tracing::instrument(skip_all, fields(customer_id))]
     pub async fn customer(&self, customer_id: &str) -> Result<Option<Customer>, DbError> {
         tracing::Span::current().record("customer_id", customer_id);
-        Ok(with_pool!(self, pool => sqlx::query_as::<_, Customer>(
+        let row = with_pool!(self, pool => sqlx::query_as::<_, CustomerRow>(
             "SELECT id, name, email, lang, tier FROM customers WHERE id = $1",
         )
         .bind(customer_id)
         .fetch_optional(pool)
-        .await?))
+        .await?);
+        Ok(row.map(Into::into))
     }
 
     /// Every customer, by id (the console's customer picker).
     #[tracing::instrument(skip_all)]
     pub async fn list_customers(&self) -> Result<Vec<Customer>, DbError> {
-        Ok(with_pool!(self, pool => sqlx::query_as::<_, Customer>(
+        let rows = with_pool!(self, pool => sqlx::query_as::<_, CustomerRow>(
             "SELECT id, name, email, lang, tier FROM customers ORDER BY id",
         )
         .fetch_all(pool)
-        .await?))
+        .await?);
+        Ok(rows.into_iter().map(Into::into).collect())
     }
 
     /// The orders of a customer, newest first.
@@ -181,10 +226,11 @@ impl Database {
         let sql = format!(
             "SELECT {ORDER_COLUMNS} FROM orders WHERE customer_id = $1 ORDER BY placed_at DESC"
         );
-        Ok(with_pool!(self, pool => sqlx::query_as::<_, Order>(&sql)
+        let rows = with_pool!(self, pool => sqlx::query_as::<_, OrderRow>(&sql)
             .bind(customer_id)
             .fetch_all(pool)
-            .await?))
+            .await?);
+        Ok(rows.into_iter().map(Into::into).collect())
     }
 
     /// Creates a ticket once per idempotency key: a second call with the same
@@ -221,10 +267,11 @@ impl Database {
                 .bind(now())
                 .execute(pool)
                 .await?;
-            Ok(sqlx::query_as::<_, Ticket>(&select)
+            Ok(sqlx::query_as::<_, TicketRow>(&select)
                 .bind(&new.idempotency_key)
                 .fetch_one(pool)
-                .await?)
+                .await?
+                .into())
         })
     }
 
@@ -233,10 +280,11 @@ impl Database {
     pub async fn ticket(&self, ticket_id: &str) -> Result<Option<Ticket>, DbError> {
         tracing::Span::current().record("ticket_id", ticket_id);
         let sql = format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE id = $1");
-        Ok(with_pool!(self, pool => sqlx::query_as::<_, Ticket>(&sql)
+        let row = with_pool!(self, pool => sqlx::query_as::<_, TicketRow>(&sql)
             .bind(ticket_id)
             .fetch_optional(pool)
-            .await?))
+            .await?);
+        Ok(row.map(Into::into))
     }
 
     /// Every ticket, newest first, optionally of one order.
@@ -246,10 +294,11 @@ impl Database {
             "SELECT {TICKET_COLUMNS} FROM tickets WHERE ($1 IS NULL OR order_id = $1) \
              ORDER BY created_at DESC, id"
         );
-        Ok(with_pool!(self, pool => sqlx::query_as::<_, Ticket>(&sql)
+        let rows = with_pool!(self, pool => sqlx::query_as::<_, TicketRow>(&sql)
             .bind(order_id)
             .fetch_all(pool)
-            .await?))
+            .await?);
+        Ok(rows.into_iter().map(Into::into).collect())
     }
 
     /// Full-text search of the knowledge articles, best match first, in

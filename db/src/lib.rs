@@ -29,7 +29,12 @@
 //! - [`checkpoints`]: every node of every run and [`SqlCheckpointer`].
 //! - [`commerce`]: orders, logistics events, tickets and knowledge articles,
 //!   read and written by the tools.
-//! - [`tools`]: the five support tools and [`support_tools`].
+//! - [`sessions`]: sign-in sessions, stored by the hash of their token.
+//! - [`tokens`]: secret tokens and their stored (hashed) form.
+//! - [`turn_locks`]: at most one turn per conversation, across instances.
+//! - [`relay`]: `LISTEN`/`NOTIFY` and the spool that carry live events
+//!   between instances on PostgreSQL.
+//! - [`tools`]: the support tools' backend on SQL, and [`support_tools`].
 //! - [`search`]: how text is cut into full-text search terms (English words
 //!   and Chinese character pairs).
 //! - [`seed`]: the demo company, inserted once on first start.
@@ -89,15 +94,21 @@ pub mod checkpoints;
 pub mod commerce;
 pub mod conversations;
 pub mod memories;
+pub mod relay;
 pub mod search;
 pub mod seed;
+pub mod sessions;
+pub mod tokens;
 pub mod tools;
+pub mod turn_locks;
 pub mod users;
 
-pub use approvals::{new_approval_token, NewApproval};
+pub use aics_agent::tools::normalize_order_id;
+pub use approvals::NewApproval;
 pub use checkpoints::SqlCheckpointer;
 pub use memories::SqlMemoryStore;
-pub use tools::{normalize_order_id, support_tools};
+pub use relay::EventListener;
+pub use tools::support_tools;
 pub use users::DefaultAccount;
 
 /// The SQLite pool size; see the crate docs on durability.
@@ -243,6 +254,26 @@ impl Database {
     pub async fn ping(&self) -> Result<(), DbError> {
         with_pool!(self, pool => sqlx::query("SELECT 1").execute(pool).await?.rows_affected());
         Ok(())
+    }
+
+    /// Fails with a clear message when the server's tables are missing: the
+    /// migrations are embedded at compile time, and a build of this crate
+    /// older than a migration file does not carry it.
+    pub async fn check_schema(&self) -> Result<(), DbError> {
+        let probe = with_pool!(self, pool => sqlx::query(
+            "SELECT (SELECT COUNT(*) FROM sessions) + (SELECT COUNT(*) FROM turn_locks) \
+             + (SELECT COUNT(*) FROM event_spool)",
+        )
+        .execute(pool)
+        .await
+        .map(|_| ()));
+        probe.map_err(|e| {
+            DbError::Corrupt(format!(
+                "the database lacks the server tables ({e}); aics-db was compiled before its \
+                 migration files changed: run `touch db/src/lib.rs` (or `cargo clean -p aics-db`) \
+                 and build again"
+            ))
+        })
     }
 
     /// Closes the pool, waiting for connections in use to come back.

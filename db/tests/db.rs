@@ -73,7 +73,7 @@ fn postgres_tests_have_a_database_url() {
 async fn sqlite_approval_survives_a_restart() {
     let dir = std::env::temp_dir().join(format!("aics-db-test-{}", uuid::Uuid::new_v4()));
     let url = format!("sqlite://{}/nested/aics.db", dir.display());
-    let token = aics_db::new_approval_token();
+    let token = aics_db::tokens::new_token();
 
     let db = suite::ready(Database::connect(&url).await.expect("connect")).await;
     let Database::Sqlite(pool) = &db else {
@@ -107,7 +107,7 @@ async fn postgres_approval_survives_a_restart(
     pool_options: sqlx::postgres::PgPoolOptions,
     connect_options: sqlx::postgres::PgConnectOptions,
 ) {
-    let token = aics_db::new_approval_token();
+    let token = aics_db::tokens::new_token();
     let first = pool_options
         .clone()
         .connect_with(connect_options.clone())

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use aics_agent::PlanProtocol;
 use aics_types::TokenUsage;
 use serde::{Deserialize, Serialize};
 
@@ -48,7 +49,7 @@ pub struct OpenAiConfig {
     #[serde(skip_serializing)]
     pub headers: BTreeMap<String, String>,
     /// How the engine asks this model for tools.
-    pub protocol: ToolProtocol,
+    pub protocol: PlanProtocol,
     /// The price of the model, for the cost of a turn; none means unknown.
     pub price: Option<Price>,
 }
@@ -65,7 +66,7 @@ impl Default for OpenAiConfig {
             timeouts: Timeouts::default(),
             retries: RetryPolicy::default(),
             headers: BTreeMap::new(),
-            protocol: ToolProtocol::default(),
+            protocol: PlanProtocol::default(),
             price: None,
         }
     }
@@ -173,19 +174,6 @@ impl Default for RetryPolicy {
     }
 }
 
-/// How tools reach the model.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolProtocol {
-    /// OpenAI's `tools` / `tool_calls`: the model calls tools natively.
-    #[default]
-    Native,
-    /// Seed 004's JSON plan for models without tool calling: the engine puts
-    /// the tools in the prompt and parses `{"action": ...}` from the text.
-    /// This provider then never sends `tools` (such servers reject them).
-    JsonPlan,
-}
-
 /// A model's price in US dollars per 1,000 tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Price {
@@ -228,9 +216,9 @@ impl ProviderConfig {
     }
 
     /// The tool protocol the engine should use with this provider.
-    pub fn protocol(&self) -> ToolProtocol {
+    pub fn protocol(&self) -> PlanProtocol {
         match self {
-            Self::Demo => ToolProtocol::Native,
+            Self::Demo => PlanProtocol::Native,
             Self::Openai(config) => config.protocol,
         }
     }

@@ -29,8 +29,6 @@ pub mod error;
 pub mod provider;
 mod request;
 
-pub use config::{
-    OpenAiConfig, Price, ProviderConfig, ProvidersConfig, RetryPolicy, Timeouts, ToolProtocol,
-};
+pub use config::{OpenAiConfig, Price, ProviderConfig, ProvidersConfig, RetryPolicy, Timeouts};
 pub use error::OpenAiError;
 pub use provider::OpenAiCompatible;

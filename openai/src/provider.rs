@@ -24,7 +24,9 @@ use reqwest::{Response, StatusCode, Url};
 use serde_json::Value;
 use tokio::time::{timeout_at, Instant};
 
-use crate::config::{OpenAiConfig, RetryPolicy, ToolProtocol};
+use aics_agent::PlanProtocol;
+
+use crate::config::{OpenAiConfig, RetryPolicy};
 use crate::decode::{ChunkDecoder, Decoded};
 use crate::error::{summarize_body, summarize_text, OpenAiError};
 use crate::request::chat_body;
@@ -129,7 +131,7 @@ impl OpenAiCompatible {
     }
 
     /// The tool protocol the engine should speak with this model.
-    pub fn protocol(&self) -> ToolProtocol {
+    pub fn protocol(&self) -> PlanProtocol {
         self.config.protocol
     }
 

@@ -3,7 +3,9 @@
 use aics_agent::model::{Message, ModelRequest, ToolCall, ToolChoice, ToolSpec};
 use serde_json::{json, Map, Value};
 
-use crate::config::{OpenAiConfig, ToolProtocol};
+use aics_agent::PlanProtocol;
+
+use crate::config::OpenAiConfig;
 
 /// The body for `request`: model, messages, tools and tool_choice (native
 /// protocol only), sampling options, `stream: true` and
@@ -17,7 +19,7 @@ pub fn chat_body(config: &OpenAiConfig, request: &ModelRequest) -> Value {
     );
     // Servers reject tool_choice without tools, and models without native
     // tool calling reject tools: with the JSON plan the tools are in the prompt.
-    if config.protocol == ToolProtocol::Native && !request.tools.is_empty() {
+    if config.protocol == PlanProtocol::Native && !request.tools.is_empty() {
         body.insert(
             "tools".into(),
             Value::Array(request.tools.iter().map(tool).collect()),
@@ -158,7 +160,7 @@ mod tests {
     #[test]
     fn json_plan_providers_never_send_tools() {
         let config = OpenAiConfig {
-            protocol: ToolProtocol::JsonPlan,
+            protocol: PlanProtocol::JsonPlan,
             ..OpenAiConfig::default()
         };
         let request = ModelRequest {

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
+use aics_agent::PlanProtocol;
 use aics_openai::{
     OpenAiCompatible, OpenAiConfig, Price, ProviderConfig, ProvidersConfig, RetryPolicy, Timeouts,
-    ToolProtocol,
 };
 use aics_types::TokenUsage;
 
@@ -48,7 +48,7 @@ fn several_named_providers_from_toml() {
         panic!("the active provider is local");
     };
     assert_eq!(local.model, "smollm2-135m");
-    assert_eq!(local.protocol, ToolProtocol::JsonPlan);
+    assert_eq!(local.protocol, PlanProtocol::JsonPlan);
     assert_eq!(local.temperature, Some(0.2));
     assert_eq!(local.max_tokens, Some(256));
     assert_eq!(
@@ -69,7 +69,7 @@ fn several_named_providers_from_toml() {
     );
     assert_eq!(
         config.active().map(|p| p.protocol()),
-        Some(ToolProtocol::JsonPlan)
+        Some(PlanProtocol::JsonPlan)
     );
 
     let ProviderConfig::Openai(deepseek) = &config.providers["deepseek"] else {
@@ -78,7 +78,7 @@ fn several_named_providers_from_toml() {
     assert_eq!(deepseek.retries.max_retries, 4);
     assert_eq!(deepseek.retries.base_backoff, Duration::from_millis(250));
     assert_eq!(deepseek.headers["X-Tenant"], "acme");
-    assert_eq!(deepseek.protocol, ToolProtocol::Native);
+    assert_eq!(deepseek.protocol, PlanProtocol::Native);
     // The variable is unset: no key, and that is not an error (local servers need none).
     assert_eq!(deepseek.resolved_api_key(), None);
     let model = OpenAiCompatible::new(deepseek.clone()).expect("builds");
@@ -99,7 +99,7 @@ fn defaults_are_the_demo_model_offline() {
     assert_eq!(openai.base_url, "https://api.openai.com/v1");
     assert_eq!(openai.timeouts.first_token, Duration::from_secs(60));
     assert_eq!(openai.retries.max_retries, 2);
-    assert_eq!(openai.protocol, ToolProtocol::Native);
+    assert_eq!(openai.protocol, PlanProtocol::Native);
     assert_eq!(openai.price, None);
 }
 

@@ -10,9 +10,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use aics_agent::checkpoint::MemoryCheckpointer;
 use aics_agent::memory::InMemoryMemoryStore;
 use aics_agent::{EventSink, PlanProtocol, SupportAgent, SupportConfig, TurnInput};
+use aics_graph::MemoryCheckpointer;
 use aics_openai::{OpenAiCompatible, OpenAiConfig};
 use aics_types::{AgentEvent, StopReason};
 
@@ -48,7 +48,7 @@ async fn live_support_graph_answers_seed_004() {
             ..SupportConfig::default()
         },
     );
-    let (sink, mut events) = EventSink::channel(1024);
+    let (sink, mut events) = EventSink::channel();
     let collector = tokio::spawn(async move {
         let mut seen = Vec::new();
         while let Some(event) = events.recv().await {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use aics_agent::support::{DEFAULT_MAX_TOOL_LOOPS, DEFAULT_TOOL_TIMEOUT};
 use aics_agent::EngineKind;
 use aics_openai::{OpenAiConfig, ProviderConfig};
 use aics_service::ConsoleConfig;
@@ -86,7 +87,7 @@ pub struct LlmSettings {
     pub providers: BTreeMap<String, ProviderConfig>,
 }
 
-/// `[orchestration]`: seed 004's `aics.orchestration` keys.
+/// `[orchestration]`: the engine and its limits.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Orchestration {
@@ -102,7 +103,8 @@ pub struct Orchestration {
     /// How long one tool call may take, in seconds (default 15).
     #[serde(default)]
     pub tool_timeout_secs: Option<f64>,
-    /// Seed 004 nests the two keys under `graph`; both spellings work.
+    /// The two keys may also be nested under `graph` (the spelling of the
+    /// original design); both work.
     #[serde(default)]
     pub graph: GraphKeys,
 }
@@ -343,13 +345,17 @@ impl Settings {
                 )
             })?,
         };
-        // Seed 004: without the ReAct loop the graph does one routed call.
+        // Without the ReAct loop the graph does one routed call.
         let engine = if react == Some(false) {
             EngineKind::Linear
         } else {
             engine
         };
-        let max_tool_loops = o.graph.max_tool_loops.or(o.max_tool_loops).unwrap_or(5);
+        let max_tool_loops = o
+            .graph
+            .max_tool_loops
+            .or(o.max_tool_loops)
+            .unwrap_or(DEFAULT_MAX_TOOL_LOOPS);
         if !(1..=50).contains(&max_tool_loops) {
             return Err(invalid(
                 "orchestration.max-tool-loops (AICS_MAX_TOOL_LOOPS)",
@@ -357,7 +363,7 @@ impl Settings {
             ));
         }
         let tool_timeout = match o.tool_timeout_secs {
-            None => Duration::from_secs(15),
+            None => DEFAULT_TOOL_TIMEOUT,
             Some(s) => Duration::try_from_secs_f64(s)
                 .ok()
                 .filter(|d| !d.is_zero())

@@ -10,7 +10,7 @@ use aics_types::{AgentEvent, Approval, ApprovalDecision, ApprovalStatus, UserInf
 
 use crate::error::ServiceError;
 use crate::hub::Topic;
-use crate::{check_id, store, Console};
+use crate::{check_id, Console};
 
 /// How many decided approvals the audit list shows.
 const DECIDED_LIMIT: u32 = 200;
@@ -104,7 +104,9 @@ impl Console {
         {
             return Ok(());
         }
-        if !store::claim_resume(db, session_id, graph_execution_id, &self.inner.instance_id).await?
+        if !db
+            .claim_resume(session_id, graph_execution_id, &self.inner.instance_id)
+            .await?
         {
             tracing::info!(graph_execution_id, "the run is resumed elsewhere");
             return Ok(());

@@ -3,14 +3,13 @@
 
 use std::time::Duration;
 
+use aics_db::tokens::{hash_token, new_token};
 use aics_types::{Role, UserInfo};
 use http::header::{AUTHORIZATION, COOKIE};
 use http::HeaderMap;
-use rand::RngCore;
-use sha2::{Digest, Sha256};
 
 use crate::error::ServiceError;
-use crate::{store, Console};
+use crate::Console;
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "aics_session";
@@ -54,17 +53,6 @@ pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// The stored form of a session token or API token.
-fn digest(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
-}
-
-fn new_session_token() -> String {
-    let mut bytes = [0u8; 32];
-    rand::thread_rng().fill_bytes(&mut bytes);
-    hex::encode(bytes)
-}
-
 impl Console {
     /// Who sent the request: the bearer token's user or the session
     /// cookie's. A wrong bearer token does not fall back to the cookie.
@@ -77,7 +65,7 @@ impl Console {
                 };
                 // Comparing digests: equal-length values whose timing says
                 // nothing about the token itself.
-                if !token.is_empty() && digest(&token) == *expected {
+                if !token.is_empty() && hash_token(&token) == *expected {
                     Ok(UserInfo {
                         username: API_USER.to_owned(),
                         role: self.inner.config.api_token_role,
@@ -87,8 +75,7 @@ impl Console {
                 }
             }
             Some(Credential::Cookie(token)) => {
-                let Some(username) = store::session_user(&self.inner.db, &digest(&token)).await?
-                else {
+                let Some(username) = self.inner.db.session_user(&hash_token(&token)).await? else {
                     return Err(ServiceError::Unauthorized);
                 };
                 self.inner
@@ -122,11 +109,14 @@ impl Console {
             tracing::info!("sign-in refused");
             return Err(ServiceError::Unauthorized);
         };
-        let token = new_session_token();
+        let token = new_token();
         let ttl = self.inner.config.session_ttl;
         let expires_at = chrono::Utc::now()
             + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::hours(12));
-        store::insert_session(&self.inner.db, &digest(&token), &user.username, expires_at).await?;
+        self.inner
+            .db
+            .insert_session(&hash_token(&token), &user.username, expires_at)
+            .await?;
         tracing::info!(role = user.role.as_str(), "signed in");
         Ok((user, self.cookie(&token, ttl)))
     }
@@ -135,7 +125,7 @@ impl Console {
     #[tracing::instrument(skip_all)]
     pub async fn logout(&self, headers: &HeaderMap) -> Result<String, ServiceError> {
         if let Some(token) = session_cookie(headers) {
-            store::delete_session(&self.inner.db, &digest(&token)).await?;
+            self.inner.db.delete_session(&hash_token(&token)).await?;
         }
         Ok(self.cookie("", Duration::ZERO))
     }
@@ -165,6 +155,6 @@ impl Console {
 
     /// The digest the API token is compared by.
     pub(crate) fn api_token_digest(token: &str) -> String {
-        digest(token)
+        hash_token(token)
     }
 }

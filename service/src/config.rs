@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use aics_agent::support::{DEFAULT_MAX_TOOL_LOOPS, DEFAULT_TOOL_TIMEOUT};
 use aics_agent::EngineKind;
 use aics_openai::ProviderConfig;
 use aics_types::Role;
@@ -45,8 +46,8 @@ impl Default for ConsoleConfig {
             provider_name: "demo".into(),
             provider: ProviderConfig::Demo,
             engine: EngineKind::Graph,
-            max_tool_loops: 5,
-            tool_timeout: Duration::from_secs(15),
+            max_tool_loops: DEFAULT_MAX_TOOL_LOOPS,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
             demo_token_delay: Duration::from_millis(20),
             demo_faults: false,
             api_token: None,

@@ -91,9 +91,3 @@ impl From<AgentError> for ServiceError {
         }
     }
 }
-
-impl From<sqlx::Error> for ServiceError {
-    fn from(e: sqlx::Error) -> Self {
-        Self::Internal(format!("database error: {e}"))
-    }
-}

@@ -11,13 +11,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aics_db::Database;
+use aics_db::{Database, EventListener};
 use aics_types::AgentEvent;
 use serde::{Deserialize, Serialize};
-use sqlx::postgres::PgListener;
 use tokio::sync::{broadcast, mpsc};
-
-use crate::store;
 
 /// How many events a slow subscriber may fall behind before it misses some.
 const CAPACITY: usize = 1024;
@@ -56,15 +53,13 @@ pub(crate) struct EventHub {
 
 impl EventHub {
     /// A hub for one instance; on PostgreSQL it starts the relay tasks.
-    pub(crate) async fn start(db: &Database, instance_id: &str) -> Result<Self, sqlx::Error> {
+    pub(crate) async fn start(db: &Database, instance_id: &str) -> Result<Self, aics_db::DbError> {
         let mut hub = Self {
             sessions: Arc::default(),
             approvals: broadcast::channel(CAPACITY).0,
             relay: None,
         };
-        if let Database::Postgres(pool) = db {
-            let mut listener = PgListener::connect_with(pool).await?;
-            listener.listen(CHANNEL).await?;
+        if let Some(listener) = db.listen(CHANNEL).await? {
             let (tx, rx) = mpsc::unbounded_channel();
             hub.relay = Some(tx);
             tokio::spawn(send_loop(db.clone(), instance_id.to_owned(), rx));
@@ -144,8 +139,10 @@ async fn send_loop(
         }
         if last_prune.elapsed() > Duration::from_secs(60) {
             last_prune = std::time::Instant::now();
-            let before = chrono::Utc::now() - chrono::Duration::minutes(5);
-            if let Err(e) = store::prune_spool(&db, before).await {
+            let before = chrono::Utc::now()
+                - chrono::Duration::from_std(Database::SPOOL_RETENTION)
+                    .unwrap_or(chrono::Duration::minutes(5));
+            if let Err(e) = db.prune_spool(before).await {
                 tracing::warn!(error = %e, "could not prune the event spool");
             }
         }
@@ -157,9 +154,6 @@ async fn notify(
     from: &str,
     events: Vec<(Topic, AgentEvent)>,
 ) -> Result<(), crate::ServiceError> {
-    let Database::Postgres(pool) = db else {
-        return Ok(());
-    };
     let envelope = Envelope {
         from: from.to_owned(),
         events,
@@ -169,7 +163,7 @@ async fn notify(
         .map_err(|e| crate::ServiceError::Internal(e.to_string()))?;
     if payload.len() > MAX_NOTIFY_BYTES {
         let id = uuid::Uuid::new_v4().to_string();
-        store::spool_event(db, &id, &payload).await?;
+        db.spool_event(&id, &payload).await?;
         payload = serde_json::to_string(&Envelope {
             from: from.to_owned(),
             events: Vec::new(),
@@ -177,27 +171,23 @@ async fn notify(
         })
         .map_err(|e| crate::ServiceError::Internal(e.to_string()))?;
     }
-    sqlx::query("SELECT pg_notify($1, $2)")
-        .bind(CHANNEL)
-        .bind(payload)
-        .execute(pool)
-        .await?;
+    db.notify(CHANNEL, &payload).await?;
     Ok(())
 }
 
 /// Republishes the events other instances sent; reconnects after errors
-/// (PgListener re-listens by itself on a new connection).
-async fn listen_loop(db: Database, me: String, mut listener: PgListener, hub: EventHub) {
+/// (the listener re-listens by itself on a new connection).
+async fn listen_loop(db: Database, me: String, mut listener: EventListener, hub: EventHub) {
     loop {
-        let notification = match listener.recv().await {
-            Ok(n) => n,
+        let payload = match listener.recv().await {
+            Ok(p) => p,
             Err(e) => {
                 tracing::warn!(error = %e, "event relay lost its connection; retrying");
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 continue;
             }
         };
-        let envelope: Envelope = match serde_json::from_str(notification.payload()) {
+        let envelope: Envelope = match serde_json::from_str(&payload) {
             Ok(e) => e,
             Err(e) => {
                 tracing::warn!(error = %e, "ignoring a malformed relayed event");
@@ -209,7 +199,7 @@ async fn listen_loop(db: Database, me: String, mut listener: PgListener, hub: Ev
         }
         let events = match envelope.spool {
             None => envelope.events,
-            Some(id) => match store::spooled_event(&db, &id).await {
+            Some(id) => match db.spooled_event(&id).await {
                 Ok(Some(text)) => match serde_json::from_str::<Envelope>(&text) {
                     Ok(inner) => inner.events,
                     Err(e) => {

@@ -18,7 +18,6 @@
 //!   paused turn resumes it, exactly once.
 //! - `hub`: per-conversation and approvals broadcast channels, relayed
 //!   between instances with PostgreSQL `LISTEN/NOTIFY`.
-//! - `store`: this layer's tables (sessions, turn locks, event spool).
 //! - [`metrics`]: the Prometheus series the service records.
 #![forbid(unsafe_code)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
@@ -30,7 +29,6 @@ pub mod metrics;
 
 mod approvals;
 mod hub;
-mod store;
 mod turns;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -41,7 +39,7 @@ use aics_agent::demo::{DemoConfig, DemoModel};
 use aics_agent::model::ChatModel;
 use aics_agent::{PlanProtocol, SupportAgent, SupportConfig};
 use aics_db::{Database, SqlCheckpointer, SqlMemoryStore};
-use aics_openai::{OpenAiCompatible, ProviderConfig, ToolProtocol};
+use aics_openai::{OpenAiCompatible, ProviderConfig};
 use aics_types::{AgentEvent, ConversationDetail, ConversationSummary, ModelInfo};
 use tokio::sync::{broadcast, Notify};
 
@@ -105,11 +103,7 @@ impl Console {
                 let model = OpenAiCompatible::new(openai.clone()).map_err(|e| {
                     ServiceError::Invalid(format!("the OpenAI-compatible provider: {e}"))
                 })?;
-                let protocol = match openai.protocol {
-                    ToolProtocol::Native => PlanProtocol::Native,
-                    ToolProtocol::JsonPlan => PlanProtocol::JsonPlan,
-                };
-                (Arc::new(model), protocol)
+                (Arc::new(model), openai.protocol)
             }
         };
         let support = SupportConfig {
@@ -135,13 +129,13 @@ impl Console {
             engine: config.engine.as_str().to_owned(),
             max_tool_loops: config.max_tool_loops,
         };
-        store::check_schema(&db).await?;
+        db.check_schema().await?;
         let instance_id = uuid::Uuid::new_v4().simple().to_string();
         let hub = EventHub::start(&db, &instance_id).await?;
         if let Database::Sqlite(_) = db {
             // One process owns a SQLite file: a running lock is a leftover
             // of a crash. Paused turns keep theirs and stay resumable.
-            let cleared = store::clear_running_locks(&db).await?;
+            let cleared = db.clear_running_locks().await?;
             if cleared > 0 {
                 tracing::warn!(cleared, "released turn locks left by an earlier run");
             }
@@ -261,7 +255,7 @@ impl Console {
     }
 
     async fn refresh_pending_gauge(&self) {
-        match store::pending_approval_count(&self.inner.db).await {
+        match self.inner.db.pending_approval_count().await {
             Ok(n) => metrics::set_pending_approvals(n),
             Err(e) => tracing::warn!(error = %e, "could not count pending approvals"),
         }

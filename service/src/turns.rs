@@ -16,7 +16,6 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::error::ServiceError;
 use crate::hub::Topic;
-use crate::store;
 use crate::{check_id, check_session_id, metrics, Console};
 
 /// Room for events between the engine and the forwarder (backpressure beyond).
@@ -135,14 +134,9 @@ impl Console {
         let stale_before = chrono::Utc::now()
             - chrono::Duration::from_std(self.inner.config.stale_lock_after)
                 .unwrap_or(chrono::Duration::minutes(10));
-        if !store::acquire_turn_lock(
-            db,
-            session_id,
-            &lock_id,
-            &self.inner.instance_id,
-            stale_before,
-        )
-        .await?
+        if !db
+            .acquire_turn_lock(session_id, &lock_id, &self.inner.instance_id, stale_before)
+            .await?
         {
             return Err(ServiceError::Conflict(
                 "a turn of this conversation is running or waiting for approval; \
@@ -170,7 +164,7 @@ impl Console {
         let (earlier, customer_id) = match prepared {
             Ok(p) => p,
             Err(e) => {
-                let _ = store::release_turn_lock(db, session_id, &lock_id).await;
+                let _ = db.release_turn_lock(session_id, &lock_id).await;
                 return Err(e.into());
             }
         };
@@ -232,7 +226,7 @@ impl Console {
         let guard = self.track();
         tokio::spawn(async move {
             let _guard = guard;
-            let (sink, rx) = EventSink::channel(EVENT_BUFFER);
+            let (sink, rx) = EventSink::channel();
             let forward = tokio::spawn(forward_events(
                 console.clone(),
                 session_id.clone(),
@@ -308,7 +302,7 @@ impl Console {
                     )
                     .await;
                 let _ = db.set_handling(session_id, HandlingState::Ai).await;
-                let _ = store::release_turn_lock(db, session_id, lock_id).await;
+                let _ = db.release_turn_lock(session_id, lock_id).await;
                 self.inner.hub.publish(
                     Topic::Session(session_id.to_owned()),
                     AgentEvent::Error {
@@ -318,13 +312,15 @@ impl Console {
                 return Err(e.into());
             }
         };
+        let mut trace = trace;
         let stored = async {
-            let mut public = trace.clone();
-            // The token is handed out once, to the caller; never stored or broadcast.
-            public.approval_token = None;
+            let public = trace.clone();
             db.save_turn(&public).await?;
             if trace.pending_approval {
-                let token = trace.approval_token.clone().unwrap_or_default();
+                // The token is made here, stored as its hash and handed out
+                // once, to the caller; never stored or broadcast in clear.
+                let token = aics_db::tokens::new_token();
+                trace.approval_token = Some(token.clone());
                 for call in &trace.pending_tool_calls {
                     let approval = db
                         .create_approval(
@@ -353,7 +349,8 @@ impl Console {
                 }
                 db.set_handling(session_id, HandlingState::WaitingApproval)
                     .await?;
-                store::pause_turn_lock(db, session_id, &trace.graph_execution_id).await?;
+                db.pause_turn_lock(session_id, &trace.graph_execution_id)
+                    .await?;
             } else {
                 if !trace.reply.is_empty() {
                     let role = if trace.stop_reason == Some(StopReason::Error) {
@@ -392,7 +389,7 @@ impl Console {
         if !trace.pending_approval {
             // Free the conversation whatever happened above: a stuck lock
             // would refuse every later message.
-            if let Err(e) = store::release_turn_lock(db, session_id, lock_id).await {
+            if let Err(e) = db.release_turn_lock(session_id, lock_id).await {
                 tracing::error!(error = %e, "could not release the turn lock");
             }
         }
@@ -430,7 +427,7 @@ impl Console {
 async fn forward_events(
     console: Console,
     session_id: String,
-    mut rx: mpsc::Receiver<AgentEvent>,
+    mut rx: mpsc::UnboundedReceiver<AgentEvent>,
     id_tx: oneshot::Sender<String>,
     tee: Option<mpsc::Sender<AgentEvent>>,
 ) {

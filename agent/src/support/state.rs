@@ -1,6 +1,7 @@
 //! The support graph's state: everything one chat turn knows, checkpointed
 //! as JSON after every node (so it is `Serialize + Deserialize`, and every
-//! field added later must have a default to read old checkpoints).
+//! field added later must have a default to read old checkpoints), and the
+//! supervisor's [`Decision`] a paused turn resumes with.
 
 use std::collections::BTreeMap;
 
@@ -8,10 +9,25 @@ use aics_types::{Intent, StopReason, Timestamp, TokenUsage, ToolCallRecord, Tool
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Decision, EngineKind, PlanProtocol};
+use super::config::{EngineKind, PlanProtocol};
+use super::progress::Progress;
 use crate::model::{Message, ToolCall};
 
-/// One entry of seed 000's `tool_call_history`.
+/// A supervisor's decision on one pending tool call: what a paused turn
+/// resumes with, keyed by tool-call id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Run the call, with these arguments instead of the proposed ones when given.
+    Approve {
+        #[serde(default)]
+        args: Option<Value>,
+    },
+    /// Do not run it; the model sees `denied by supervisor: <reason>`.
+    Reject { reason: String },
+}
+
+/// One entry of the turn's `tool_call_history` (for loop detection).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCallSig {
     pub id: String,
@@ -51,7 +67,6 @@ pub struct SupportState {
     pub usage: TokenUsage,
     /// The timeline of the turn's tool calls, keyed by tool-call id.
     pub tool_records: Vec<ToolCallRecord>,
-    pub executed_nodes: Vec<String>,
     /// Supervisor decisions received, by tool-call id.
     pub decisions: BTreeMap<String, Decision>,
     pub final_reply: String,
@@ -85,7 +100,6 @@ impl Default for SupportState {
             llm_calls: 0,
             usage: TokenUsage::default(),
             tool_records: Vec::new(),
-            executed_nodes: Vec::new(),
             decisions: BTreeMap::new(),
             final_reply: String::new(),
             error: None,
@@ -94,6 +108,11 @@ impl Default for SupportState {
             model: String::new(),
         }
     }
+}
+
+impl aics_graph::State for SupportState {
+    type Resume = Decision;
+    type Progress = Progress;
 }
 
 impl SupportState {

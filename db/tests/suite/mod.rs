@@ -1,13 +1,11 @@
 //! The store and tool tests, written once against [`Database`] and run on
 //! SQLite and on PostgreSQL by `tests/db.rs`.
 
-use aics_agent::checkpoint::{Checkpoint, Checkpointer, Interrupt};
 use aics_agent::memory::MemoryStore;
 use aics_agent::tool::{ToolContext, ToolError};
-use aics_db::{
-    new_approval_token, support_tools, Database, DbError, NewApproval, SqlCheckpointer,
-    SqlMemoryStore,
-};
+use aics_db::tokens::new_token;
+use aics_db::{support_tools, Database, DbError, NewApproval, SqlCheckpointer, SqlMemoryStore};
+use aics_graph::{Checkpoint, Checkpointer, Interrupt};
 use aics_types::{
     ApprovalDecision, ApprovalStatus, ChatTurnTraceResult, HandlingState, Intent, MessageRole,
     Role, StopReason, TokenUsage, ToolCallRecord, ToolCallStatus,
@@ -264,6 +262,7 @@ fn checkpoint(
         step,
         node: node.into(),
         next: next.map(Into::into),
+        path: vec![node.to_owned()],
         state: json!({"current_step": step, "messages": ["订单123", "hello"]}),
         pending_interrupts: Vec::new(),
         created_at: chrono::Utc::now(),
@@ -393,7 +392,7 @@ pub async fn approvals(db: Database) {
     )
     .await
     .expect("msg");
-    let token = new_approval_token();
+    let token = new_token();
     assert_eq!(token.len(), 64);
     let created = db
         .create_approval(&new_approval("call_1", "s-a"), &token)
@@ -402,7 +401,7 @@ pub async fn approvals(db: Database) {
     assert_eq!(created.status, ApprovalStatus::Pending);
     assert_eq!(created.context.len(), 1, "the conversation is the context");
     // The same tool-call id again is the same approval.
-    db.create_approval(&new_approval("call_1", "s-a"), &new_approval_token())
+    db.create_approval(&new_approval("call_1", "s-a"), &new_token())
         .await
         .expect("again");
     db.create_approval(&new_approval("call_2", "s-a"), &token)
@@ -509,8 +508,8 @@ pub async fn approvals(db: Database) {
 /// Token single use: a token that decided one approval decides nothing else
 /// that it was not issued for, and cannot decide the same one again.
 pub async fn approval_token_single_use(db: Database) {
-    let t1 = new_approval_token();
-    let t2 = new_approval_token();
+    let t1 = new_token();
+    let t2 = new_token();
     db.create_approval(&new_approval("call_a", "s-t"), &t1)
         .await
         .expect("create");
@@ -543,7 +542,7 @@ pub async fn approval_token_single_use(db: Database) {
 
 /// Two decisions racing for one approval: exactly one wins.
 pub async fn racing_decisions(db: Database) {
-    let token = new_approval_token();
+    let token = new_token();
     db.create_approval(&new_approval("call_race", "s-race"), &token)
         .await
         .expect("create");

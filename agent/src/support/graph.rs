@@ -1,0 +1,137 @@
+//! The wiring of the support graph: its nodes, its edges, and the rule that
+//! decides where a turn goes after the `agent` node.
+
+use std::sync::Arc;
+
+use aics_graph::{Graph, GraphBuilder, GraphError, END, START};
+
+use super::agent::Shared;
+use super::nodes::{
+    Agent, Approval, Finalize, InitState, MemoryTrigger, Route, Tools, AGENT, APPROVAL, FINALIZE,
+    INIT_STATE, MEMORY_TRIGGER, ROUTE, TOOLS,
+};
+use super::SupportState;
+use crate::model::ToolCall;
+use crate::tool::ToolRegistry;
+
+/// Why a call must wait for a supervisor, if it must (unknown tools never do:
+/// the tools node turns them into an error result).
+pub fn approval_reason(tools: &ToolRegistry, call: &ToolCall) -> Option<String> {
+    tools.get(&call.name)?.approval_reason(&call.arguments)
+}
+
+/// The edge rule after `agent`: stop → finalize; calls of which one is
+/// sensitive and undecided → approval; other calls → tools; no calls →
+/// finalize.
+pub fn route_after_agent(tools: &ToolRegistry, s: &SupportState) -> &'static str {
+    if s.stop {
+        return FINALIZE;
+    }
+    let calls = s.pending_calls();
+    if calls.is_empty() {
+        return FINALIZE;
+    }
+    let undecided_sensitive = calls
+        .iter()
+        .any(|c| !s.decisions.contains_key(&c.id) && approval_reason(tools, c).is_some());
+    if undecided_sensitive {
+        APPROVAL
+    } else {
+        TOOLS
+    }
+}
+
+/// Builds the support graph over `shared`.
+pub(crate) fn build_graph(shared: Arc<Shared>) -> Result<Graph<SupportState>, GraphError> {
+    let tools = shared.tools.clone();
+    // Enough room for every tool step, its approval and the forced answer.
+    let limit = 8 + 3 * shared.config.max_tool_loops;
+    GraphBuilder::new()
+        .add_node(INIT_STATE, InitState(shared.clone()))
+        .add_node(MEMORY_TRIGGER, MemoryTrigger(shared.clone()))
+        .add_node(ROUTE, Route)
+        .add_node(AGENT, Agent(shared.clone()))
+        .add_node(APPROVAL, Approval(shared.clone()))
+        .add_node(TOOLS, Tools(shared))
+        .add_node(FINALIZE, Finalize)
+        .add_edge(START, INIT_STATE)
+        .add_edge(INIT_STATE, MEMORY_TRIGGER)
+        .add_edge(MEMORY_TRIGGER, ROUTE)
+        .add_edge(ROUTE, AGENT)
+        .add_conditional_edges(AGENT, [TOOLS, APPROVAL, FINALIZE], move |s| {
+            route_after_agent(&tools, s)
+        })
+        .add_edge(APPROVAL, TOOLS)
+        .add_edge(TOOLS, AGENT)
+        .add_edge(FINALIZE, END)
+        .step_limit(limit)
+        .compile()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::Message;
+    use crate::support::Decision;
+    use crate::testing::fake_tools;
+
+    fn with_calls(calls: Vec<ToolCall>) -> SupportState {
+        SupportState {
+            messages: vec![
+                Message::user("hi"),
+                Message::Assistant {
+                    content: String::new(),
+                    tool_calls: calls,
+                },
+            ],
+            ..SupportState::default()
+        }
+    }
+
+    fn ticket(id: &str, category: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "ticket_create".into(),
+            arguments: json!({"category": category, "summary": "s"}),
+        }
+    }
+
+    #[test]
+    fn after_agent_stop_and_no_calls_go_to_finalize() {
+        let tools = fake_tools();
+        let mut s = with_calls(vec![]);
+        assert_eq!(route_after_agent(&tools, &s), FINALIZE);
+        s = with_calls(vec![ticket("a", "inquiry")]);
+        s.stop = true;
+        assert_eq!(route_after_agent(&tools, &s), FINALIZE);
+    }
+
+    #[test]
+    fn after_agent_plain_calls_go_to_tools_and_sensitive_ones_to_approval() {
+        let tools = fake_tools();
+        assert_eq!(
+            route_after_agent(&tools, &with_calls(vec![ticket("a", "inquiry")])),
+            TOOLS
+        );
+        let mut s = with_calls(vec![ticket("a", "inquiry"), ticket("b", "refund")]);
+        assert_eq!(route_after_agent(&tools, &s), APPROVAL);
+        s.decisions
+            .insert("b".into(), Decision::Approve { args: None });
+        assert_eq!(route_after_agent(&tools, &s), TOOLS);
+        // Unknown tools are never held: the tools node reports them.
+        let unknown = ToolCall {
+            id: "x".into(),
+            name: "nope".into(),
+            arguments: json!({}),
+        };
+        assert_eq!(route_after_agent(&tools, &with_calls(vec![unknown])), TOOLS);
+    }
+
+    #[test]
+    fn the_graph_compiles() {
+        let shared = crate::support::nodes::test_support::shared(Default::default());
+        assert!(build_graph(shared).is_ok());
+    }
+}

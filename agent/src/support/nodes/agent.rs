@@ -1,0 +1,289 @@
+//! `agent`: one model step. Native tool calling makes one call with the
+//! tools bound; the JSON-plan protocol makes a planning call, then (when the
+//! plan says respond) an answering call. At the tool-loop limit the model is
+//! called without tools; a detected loop stops the turn without a call; a
+//! model error stops it with stop reason `error`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use aics_graph::{Next, Node, NodeContext, NodeError};
+use aics_types::StopReason;
+use async_trait::async_trait;
+
+use crate::llm::{stream_call, Streamed, TokenRoute};
+use crate::model::{Message, ModelError, ModelRequest, ModelResponse, ToolCall, ToolChoice};
+use crate::support::agent::Shared;
+use crate::support::heuristics::similarity;
+use crate::support::prompt::{
+    parse_plan, plan_arguments, plan_instruction, render_tool_results, results_section,
+    system_prompt, Plan,
+};
+use crate::support::{EngineKind, PlanProtocol, Progress, SupportState};
+
+/// Loop detection: the last two calls are of the same tool with similar
+/// arguments and got similar results.
+pub fn loop_detected(s: &SupportState, threshold: f64) -> bool {
+    let n = s.tool_call_history.len();
+    if n < 2 || s.tool_result_history.len() < n {
+        return false;
+    }
+    let (a, b) = (&s.tool_call_history[n - 2], &s.tool_call_history[n - 1]);
+    a.name == b.name
+        && similarity(&a.args.to_string(), &b.args.to_string()) >= threshold
+        && similarity(&s.tool_result_history[n - 2], &s.tool_result_history[n - 1]) >= threshold
+}
+
+/// Calls the model and decides whether the turn needs tools.
+pub struct Agent(pub(crate) Arc<Shared>);
+
+impl Agent {
+    fn limit_reached(&self, s: &SupportState) -> bool {
+        match s.engine {
+            EngineKind::Graph => s.current_step >= s.max_steps,
+            // Linear: one routed tool call, then respond.
+            EngineKind::Linear => s.current_step >= 1,
+        }
+    }
+
+    fn stop_reason_for_answer(&self, s: &SupportState, limit: bool) -> StopReason {
+        if limit && s.engine == EngineKind::Graph {
+            StopReason::ToolLoopLimit
+        } else {
+            StopReason::FinalAnswer
+        }
+    }
+
+    async fn call(
+        &self,
+        s: &mut SupportState,
+        ctx: &NodeContext<'_, SupportState>,
+        request: ModelRequest,
+        route: TokenRoute,
+    ) -> Result<ModelResponse, ModelError> {
+        s.llm_calls += 1;
+        let mut forward = |text: Streamed| {
+            ctx.progress(match text {
+                Streamed::Reply(t) => Progress::Token(t),
+                Streamed::Reasoning(t) => Progress::Reasoning(t),
+            })
+        };
+        let response = stream_call(
+            self.0.model.as_ref(),
+            request,
+            route,
+            self.0.config.model_timeout,
+            &mut forward,
+        )
+        .await?;
+        if let Some(usage) = response.usage {
+            s.usage.add(usage);
+        }
+        Ok(response)
+    }
+
+    /// Gives every call a non-empty id, unique within the turn: approvals
+    /// and idempotency keys depend on it, and some servers send none.
+    fn fix_ids(s: &SupportState, calls: &mut [ToolCall]) {
+        let mut seen: HashSet<String> = s.tool_records.iter().map(|r| r.id.clone()).collect();
+        for c in calls.iter_mut() {
+            if c.id.trim().is_empty() || seen.contains(&c.id) {
+                c.id = format!("call_{}", uuid::Uuid::new_v4().simple());
+            }
+            seen.insert(c.id.clone());
+        }
+    }
+
+    async fn native_step(
+        &self,
+        s: &mut SupportState,
+        ctx: &NodeContext<'_, SupportState>,
+        limit: bool,
+    ) -> Result<(), ModelError> {
+        let cfg = &self.0.config;
+        let mut messages = Vec::with_capacity(s.messages.len() + 1);
+        messages.push(Message::system(system_prompt(&cfg.persona, &s.memories)));
+        messages.extend(s.messages.iter().cloned());
+        let request = ModelRequest {
+            messages,
+            tools: if limit {
+                Vec::new()
+            } else {
+                self.0.tools.specs()
+            },
+            tool_choice: if limit {
+                ToolChoice::None
+            } else {
+                ToolChoice::Auto
+            },
+        };
+        let response = self.call(s, ctx, request, TokenRoute::Reply).await?;
+        let mut calls = response.tool_calls;
+        if limit {
+            calls.clear();
+        } else if s.engine == EngineKind::Linear {
+            calls.truncate(1);
+        }
+        Self::fix_ids(s, &mut calls);
+        if calls.is_empty() {
+            s.stop = true;
+            s.stop_reason = Some(self.stop_reason_for_answer(s, limit));
+        }
+        s.messages.push(Message::Assistant {
+            content: response.content,
+            tool_calls: calls,
+        });
+        Ok(())
+    }
+
+    /// The conversation without this turn's tool traffic: in the JSON-plan
+    /// protocol tool results reach the model as the numbered list instead.
+    fn plain_conversation(s: &SupportState) -> Vec<Message> {
+        s.messages
+            .iter()
+            .filter(|m| match m {
+                Message::Assistant { tool_calls, .. } => tool_calls.is_empty(),
+                Message::Tool { .. } | Message::System { .. } => false,
+                Message::User { .. } => true,
+            })
+            .cloned()
+            .collect()
+    }
+
+    async fn plan_step(
+        &self,
+        s: &mut SupportState,
+        ctx: &NodeContext<'_, SupportState>,
+        limit: bool,
+    ) -> Result<(), ModelError> {
+        let cfg = &self.0.config;
+        let results = render_tool_results(s.finished_records());
+        let base = system_prompt(&cfg.persona, &s.memories);
+        let conversation = Self::plain_conversation(s);
+        if !limit {
+            let specs = self.0.tools.specs();
+            let mut messages = vec![Message::system(format!(
+                "{base}{}",
+                plan_instruction(&specs, &results)
+            ))];
+            messages.extend(conversation.iter().cloned());
+            let request = ModelRequest {
+                messages,
+                tools: Vec::new(),
+                tool_choice: ToolChoice::None,
+            };
+            let response = self.call(s, ctx, request, TokenRoute::Reasoning).await?;
+            match parse_plan(&response.content) {
+                Some(Plan::CallTool { tool, input }) => {
+                    let spec = specs.iter().find(|t| t.name == tool);
+                    let mut calls = vec![ToolCall {
+                        id: format!("plan_{}", uuid::Uuid::new_v4().simple()),
+                        arguments: plan_arguments(input, spec),
+                        name: tool,
+                    }];
+                    Self::fix_ids(s, &mut calls);
+                    s.messages.push(Message::Assistant {
+                        content: String::new(),
+                        tool_calls: calls,
+                    });
+                    return Ok(());
+                }
+                Some(Plan::Respond) => {}
+                None => tracing::warn!(
+                    plan = %response.content.chars().take(200).collect::<String>(),
+                    "tool plan did not parse; falling back to respond"
+                ),
+            }
+        }
+        let mut messages = vec![Message::system(format!(
+            "{base}{}",
+            results_section(&results)
+        ))];
+        messages.extend(conversation);
+        let request = ModelRequest {
+            messages,
+            tools: Vec::new(),
+            tool_choice: ToolChoice::None,
+        };
+        let response = self.call(s, ctx, request, TokenRoute::Reply).await?;
+        s.stop = true;
+        s.stop_reason = Some(self.stop_reason_for_answer(s, limit));
+        s.messages.push(Message::assistant(response.content));
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Node<SupportState> for Agent {
+    async fn run(
+        &self,
+        s: &mut SupportState,
+        ctx: &NodeContext<'_, SupportState>,
+    ) -> Result<Next, NodeError> {
+        let limit = self.limit_reached(s);
+        if limit && s.engine == EngineKind::Graph {
+            tracing::warn!(
+                graph_execution_id = ctx.thread_id,
+                max_tool_loops = s.max_steps,
+                "tool loop limit reached"
+            );
+        }
+        if !limit && loop_detected(s, self.0.config.loop_similarity) {
+            tracing::warn!(
+                graph_execution_id = ctx.thread_id,
+                "loop detected; stopping"
+            );
+            s.stop = true;
+            s.stop_reason = Some(StopReason::LoopDetected);
+            return Ok(Next::Continue);
+        }
+        let result = match s.protocol {
+            PlanProtocol::Native => self.native_step(s, ctx, limit).await,
+            PlanProtocol::JsonPlan => self.plan_step(s, ctx, limit).await,
+        };
+        if let Err(e) = result {
+            tracing::warn!(graph_execution_id = ctx.thread_id, error = %e, "model call failed");
+            s.stop = true;
+            s.stop_reason = Some(StopReason::Error);
+            s.error = Some(e.to_string());
+            ctx.progress(Progress::ModelFailed(e.to_string()));
+        }
+        Ok(Next::Continue)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::support::state::ToolCallSig;
+
+    #[test]
+    fn loop_detection_needs_same_tool_similar_args_and_similar_results() {
+        let sig = |name: &str, id: &str| ToolCallSig {
+            id: "x".into(),
+            name: name.into(),
+            args: json!({"order_id": id}),
+        };
+        let mut s = SupportState {
+            tool_call_history: vec![sig("order_query", "ORD-1"), sig("order_query", "ORD-1")],
+            tool_result_history: vec![
+                "{\"status\":\"delayed\"}".into(),
+                "{\"status\":\"delayed\"}".into(),
+            ],
+            ..SupportState::default()
+        };
+        assert!(loop_detected(&s, 0.9));
+        s.tool_result_history[1] = "{\"status\":\"delivered\",\"ticket\":\"TCK-1\"}".into();
+        assert!(!loop_detected(&s, 0.9), "different results");
+        s.tool_result_history[1] = s.tool_result_history[0].clone();
+        s.tool_call_history[1] = sig("order_query", "ORD-2");
+        assert!(!loop_detected(&s, 0.9), "different arguments");
+        s.tool_call_history[1] = sig("logistics_track", "ORD-1");
+        assert!(!loop_detected(&s, 0.9), "different tool");
+        s.tool_call_history.truncate(1);
+        s.tool_result_history.truncate(1);
+        assert!(!loop_detected(&s, 0.9), "one call is no loop");
+    }
+}

@@ -1,0 +1,156 @@
+//! Orders as the tools show them: ids as people write them, the argument
+//! type of the order tools, the events and the logistics anomaly in JSON.
+
+use aics_types::{LogisticsEvent, OrderDetail};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::backend::SupportBackend;
+use crate::tool::ToolError;
+
+/// The arguments of `order_query` and `logistics_track`: one order.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderArgs {
+    /// The order number, e.g. "ORD-123" (a bare "123" works too).
+    pub order_id: String,
+}
+
+/// Normalises what people and models call an order: "123", "order 123",
+/// "#123", "ord-123", "订单123" and "ORD-123" all become `ORD-123`.
+pub fn normalize_order_id(raw: &str) -> Result<String, ToolError> {
+    let upper = raw.trim().to_uppercase();
+    let mut rest = upper.as_str();
+    // Strip the words that may precede the number, in any order.
+    loop {
+        let before = rest;
+        for prefix in [
+            "ORDER",
+            "ORD",
+            "NO.",
+            "NO",
+            "NUMBER",
+            "订单号",
+            "订单",
+            "编号",
+            "号",
+            "#",
+            "-",
+            "_",
+            ":",
+            "：",
+            " ",
+        ] {
+            if let Some(r) = rest.strip_prefix(prefix) {
+                rest = r;
+            }
+        }
+        if rest == before {
+            break;
+        }
+    }
+    let digits = rest.trim_end_matches(['号', '.', ' ']);
+    if !digits.is_empty() && digits.len() <= 12 && digits.chars().all(|c| c.is_ascii_digit()) {
+        Ok(format!("ORD-{digits}"))
+    } else {
+        Err(ToolError::InvalidArguments(format!(
+            "order_id {raw:?} is not an order number; expected e.g. \"ORD-123\" or \"123\""
+        )))
+    }
+}
+
+/// The order `raw` names, or the error result the model sees.
+pub(crate) async fn load_order(
+    backend: &dyn SupportBackend,
+    raw: &str,
+) -> Result<OrderDetail, ToolError> {
+    let id = normalize_order_id(raw)?;
+    backend
+        .order(&id)
+        .await?
+        .ok_or_else(|| ToolError::NotFound(format!("there is no order {id}")))
+}
+
+/// Money as a decimal string, e.g. 12999 → "129.99".
+pub(crate) fn money(cents: i64) -> String {
+    format!("{}.{:02}", cents / 100, (cents % 100).abs())
+}
+
+pub(crate) fn event_json(e: &LogisticsEvent) -> Value {
+    json!({
+        "at": e.at,
+        "location": e.location,
+        "status": e.status,
+        "description": e.description,
+        "anomaly": e.is_anomaly,
+    })
+}
+
+/// The anomaly of an order in words: the stored one, else the last flagged
+/// event, else a parcel that has not moved for more than two days while in
+/// transit.
+pub(crate) fn anomaly(detail: &OrderDetail) -> Option<Value> {
+    let now = chrono::Utc::now();
+    let last = detail.events.last();
+    let idle_days = last.map(|e| (now - e.at).num_days());
+    let flagged = detail.events.iter().rev().find(|e| e.is_anomaly);
+    let in_flight = matches!(
+        detail.order.status.as_str(),
+        "shipped" | "in_transit" | "delayed" | "lost"
+    );
+    let stuck = in_flight && idle_days.is_some_and(|d| d >= 2);
+    if detail.order.anomaly.is_none() && flagged.is_none() && !stuck {
+        return None;
+    }
+    let overdue_days = detail
+        .order
+        .promised_by
+        .filter(|_| in_flight)
+        .map(|p| (now - p).num_days())
+        .filter(|d| *d > 0);
+    Some(json!({
+        "description": detail.order.anomaly.clone()
+            .or_else(|| flagged.map(|e| e.description.clone()))
+            .unwrap_or_else(|| "the parcel has not moved for more than two days".to_owned()),
+        "since": flagged.or(last).map(|e| e.at),
+        "location": flagged.or(last).map(|e| e.location.clone()),
+        "days_without_movement": idle_days,
+        "days_overdue": overdue_days,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_ids_are_normalised() {
+        for raw in [
+            "123",
+            "order 123",
+            "ord-123",
+            "ORD-123",
+            "#123",
+            "订单123",
+            "Order #123",
+            "订单号：123",
+            "ORD123",
+        ] {
+            assert_eq!(
+                normalize_order_id(raw).ok().as_deref(),
+                Some("ORD-123"),
+                "{raw}"
+            );
+        }
+        for raw in ["", "abc", "ORD-12a", "123456789012345"] {
+            assert!(normalize_order_id(raw).is_err(), "{raw}");
+        }
+    }
+
+    #[test]
+    fn money_has_two_decimals() {
+        assert_eq!(money(12999), "129.99");
+        assert_eq!(money(5), "0.05");
+    }
+}

@@ -1,0 +1,4 @@
+-- The engine records the path of nodes a run executed in every checkpoint
+-- (across interrupts), so a trace never rebuilds it. SQLite flavour; never
+-- edit once landed.
+ALTER TABLE checkpoints ADD COLUMN path TEXT NOT NULL DEFAULT '[]';
