@@ -1,4 +1,4 @@
-//! The tool-call timeline and the trace panel (seed 004's ToolResultPanel):
+//! The tool-call timeline and the trace panel:
 //! each [`ToolCallRecord`] as a card with its status, duration and
 //! expandable, copyable JSON; a turn without a tool-call list falls back to
 //! its plain tool result text.

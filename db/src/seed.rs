@@ -4,7 +4,7 @@
 //! `ON CONFLICT DO NOTHING`, and an order's items and logistics events are
 //! written only when the order itself was new. Times are relative to the
 //! moment of seeding, so a fresh demo always has a parcel stuck "for days".
-//! ORD-123 (seed 004's order 123) is delayed: stuck at the Wuhan sorting
+//! ORD-123 (the order of the product's walkthrough) is delayed: stuck at the Wuhan sorting
 //! centre for five days, past its promised date.
 
 use chrono::{Duration, Utc};

@@ -6,7 +6,7 @@ const ZH = "订单ORD-123一直没收到，帮我查一下并创建投诉工单"
 const EN = "My order ORD-123 still hasn't arrived, please check it and open a complaint ticket";
 
 for (const [lang, message] of [["zh", ZH], ["en", EN]] as const) {
-test(`seed 004 (${lang}): the turn pauses for approval, a supervisor approves, and the agent's page receives the continuation live`, async ({ browser, baseURL }) => {
+test(`the complaint chain (${lang}): the turn pauses for approval, a supervisor approves, and the agent's page receives the continuation live`, async ({ browser, baseURL }) => {
   // The README's screenshots come from the English run (this machine's
   // chromium may lack CJK fonts).
   const screenshots = lang === "en";

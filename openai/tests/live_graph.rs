@@ -1,9 +1,9 @@
-//! The opt-in tier, whole graph: the support graph of aics (seed 004's
+//! The opt-in tier, whole graph: the support graph of aics (the complaint chain's
 //! scenario) driven by a real OpenAI-compatible server, only when
 //! `AICS_TEST_OPENAI_BASE_URL` names one (see openai/README.md). The tools
 //! are the engine's in-memory fakes, so only the model is real.
 //!
-//! `AICS_TEST_OPENAI_PROTOCOL=json_plan` runs seed 004's JSON plan protocol
+//! `AICS_TEST_OPENAI_PROTOCOL=json_plan` runs the JSON plan protocol
 //! instead of native tool calls (for servers that refuse `tools` with
 //! streaming, such as llama-cpp-python with `tool_choice: auto`).
 

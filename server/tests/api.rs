@@ -350,7 +350,7 @@ async fn conversations_chat_and_turns(pool: SqlitePool) {
         .unwrap()
         .to_owned();
 
-    // Seed 004's curl example (with the token).
+    // The documented curl example (with the token).
     let chat = send(
         &app,
         json_body(
@@ -856,7 +856,7 @@ fn position(events: &[Sse], kind: &str, tool: Option<&str>) -> usize {
         .unwrap_or_else(|| panic!("no {kind} {tool:?} in {:?}", kinds(events)))
 }
 
-/// The SSE event order of seed 004's chain on a real server: order_query,
+/// The SSE event order of the complaint chain on a real server: order_query,
 /// ticket_create pauses for approval, the approval resumes it, the final
 /// reply names the ticket.
 #[sqlx::test(migrations = false)]

@@ -1,4 +1,5 @@
-//! What a running turn reports as it goes: the stream events of the spec.
+//! What a running turn reports as it goes: the stream events clients read
+//! (docs/API.md lists them).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -7,7 +8,7 @@ use crate::{ChatTurnTraceResult, ToolCallRecord, ToolCallStatus};
 
 /// One event of a running turn, in the order it happened.
 ///
-/// Serialised with a `type` tag and the field names of seed 000's event table
+/// Serialised with a `type` tag and the documented field names
 /// (`{"type":"llm_token","token":"Hi","reasoning_token":null}`); the server
 /// sends each as one server-sent event whose `event:` is the same tag.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,7 +1,7 @@
 //! The types aics shares between the engine, the server and the WASM client.
 //!
 //! One definition of each: the server serialises them to JSON (camelCase field
-//! names, as in the product's seed documents) and the browser deserialises the
+//! names, as docs/API.md documents them) and the browser deserialises the
 //! very same structs. This crate depends on serde only, so it compiles for
 //! `wasm32-unknown-unknown` as well as for the server.
 //!

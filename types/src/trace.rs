@@ -86,7 +86,7 @@ pub enum StopReason {
     /// The model answered without calling a tool.
     FinalAnswer,
     /// The same tool was called twice in a row with similar arguments and
-    /// similar results (seed 000's loop detection).
+    /// similar results (loop detection).
     LoopDetected,
     /// `max-tool-loops` was reached; the model was asked to answer without tools.
     ToolLoopLimit,
@@ -139,7 +139,7 @@ pub struct PendingToolCall {
     pub reason: String,
 }
 
-/// The record of one chat turn (seed 004's `ChatTurnTraceResult`).
+/// The record of one chat turn: what ran, in which order, with which results.
 ///
 /// It is returned by `POST /api/chat`, sent as the `final` stream event and
 /// stored with the turn, so the console can show it again after a reload.
@@ -177,7 +177,7 @@ pub struct ChatTurnTraceResult {
     /// The names of the tools used, in order of first use.
     #[serde(default)]
     pub tools_used: Vec<String>,
-    /// The plain tool result text of a single-tool turn (seed 004's fallback
+    /// The plain tool result text of a single-tool turn (the fallback
     /// for clients that do not read `toolCalls`).
     #[serde(default)]
     pub tool_result: Option<String>,

@@ -73,30 +73,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::model::Message;
+    use crate::support::nodes::test_support::{ticket, with_calls};
     use crate::support::Decision;
     use crate::testing::fake_tools;
-
-    fn with_calls(calls: Vec<ToolCall>) -> SupportState {
-        SupportState {
-            messages: vec![
-                Message::user("hi"),
-                Message::Assistant {
-                    content: String::new(),
-                    tool_calls: calls,
-                },
-            ],
-            ..SupportState::default()
-        }
-    }
-
-    fn ticket(id: &str, category: &str) -> ToolCall {
-        ToolCall {
-            id: id.into(),
-            name: "ticket_create".into(),
-            arguments: json!({"category": category, "summary": "s"}),
-        }
-    }
 
     #[test]
     fn after_agent_stop_and_no_calls_go_to_finalize() {

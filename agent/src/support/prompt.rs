@@ -1,5 +1,5 @@
 //! What the support agent tells the model: the system prompt (persona,
-//! memories), seed 004's JSON tool plan and its numbered tool results.
+//! memories), the JSON tool plan and the numbered tool results.
 
 use aics_types::ToolCallRecord;
 use serde::Deserialize;
@@ -11,7 +11,7 @@ use crate::model::ToolSpec;
 /// them to know it must answer with a plan.
 pub const PLAN_MARKER: &str = "Reply with exactly one JSON object";
 
-/// The heading the numbered tool results are rendered under (seed 004).
+/// The heading the numbered tool results are rendered under.
 pub const TOOL_RESULTS_HEADING: &str = "### 工具结果";
 
 /// The heading of the memory section of the system prompt.
@@ -34,7 +34,7 @@ pub fn system_prompt(persona: &str, memories: &[String]) -> String {
     out
 }
 
-/// Seed 004's multi-step rendering of tool results:
+/// The multi-step rendering of tool results:
 /// `[1] order_query\n{json}\n\n[2] ticket_create\n{json}`.
 pub fn render_tool_results<'a>(records: impl IntoIterator<Item = &'a ToolCallRecord>) -> String {
     records
@@ -118,7 +118,7 @@ pub fn parse_plan(text: &str) -> Option<Plan> {
 }
 
 /// Turns a plan's `toolInput` into an arguments object: a JSON object stays
-/// as it is, a string holding JSON is parsed, and a bare string (seed 004's
+/// as it is, a string holding JSON is parsed, and a bare string (the plan protocol's
 /// `"订单123"`) fills the tool's single required string argument.
 pub fn plan_arguments(input: Value, spec: Option<&ToolSpec>) -> Value {
     let text = match input {

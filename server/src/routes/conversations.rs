@@ -90,7 +90,7 @@ async fn post_message(
     Ok((StatusCode::ACCEPTED, Json(Accepted { graph_execution_id })))
 }
 
-/// Seed 004's `POST /api/chat`: the trace once the turn ends or pauses.
+/// `POST /api/chat`: the trace once the turn ends or pauses.
 async fn chat(
     State(console): State<Console>,
     Extension(user): Extension<UserInfo>,

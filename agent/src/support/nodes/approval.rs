@@ -76,30 +76,8 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
-    use crate::model::{Message, ToolCall};
-    use crate::support::nodes::test_support::{ctx, shared};
+    use crate::support::nodes::test_support::{ctx, shared, ticket, with_calls};
     use crate::support::Decision;
-
-    fn with_calls(calls: Vec<ToolCall>) -> SupportState {
-        SupportState {
-            messages: vec![
-                Message::user("hi"),
-                Message::Assistant {
-                    content: String::new(),
-                    tool_calls: calls,
-                },
-            ],
-            ..SupportState::default()
-        }
-    }
-
-    fn ticket(id: &str, category: &str) -> ToolCall {
-        ToolCall {
-            id: id.into(),
-            name: "ticket_create".into(),
-            arguments: json!({"category": category, "summary": "s"}),
-        }
-    }
 
     #[tokio::test]
     async fn sensitive_calls_pause_the_turn_one_interrupt_each() {

@@ -67,9 +67,34 @@ pub(crate) mod test_support {
     use std::sync::Arc;
 
     use aics_graph::{NoObserver, NodeContext};
+    use serde_json::json;
 
+    use crate::model::{Message, ToolCall};
     use crate::support::agent::Shared;
     use crate::support::{Decision, SupportConfig, SupportState};
+
+    /// A state whose last message is an AI message with these calls.
+    pub(crate) fn with_calls(calls: Vec<ToolCall>) -> SupportState {
+        SupportState {
+            messages: vec![
+                Message::user("hi"),
+                Message::Assistant {
+                    content: String::new(),
+                    tool_calls: calls,
+                },
+            ],
+            ..SupportState::default()
+        }
+    }
+
+    /// A `ticket_create` call of this category.
+    pub(crate) fn ticket(id: &str, category: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "ticket_create".into(),
+            arguments: json!({"category": category, "summary": "s"}),
+        }
+    }
 
     pub(crate) fn shared(config: SupportConfig) -> Arc<Shared> {
         Arc::new(Shared {
