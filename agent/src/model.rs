@@ -19,7 +19,15 @@ use serde_json::Value;
 /// One tool call an assistant message asks for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// Our id of the call, unique across every run (`call_…`): approvals,
+    /// idempotency keys, events and the console use it. The engine assigns
+    /// it the moment it receives the call; empty until then.
     pub id: String,
+    /// The id the provider gave the call, kept only for the messages sent
+    /// back to that provider; `None` when it sent none (or a blank or
+    /// repeated one), and then our id goes on the wire instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_id: Option<String>,
     pub name: String,
     /// The arguments as the model sent them: usually a JSON object, a
     /// `Value::String` holding the raw text when it was not valid JSON.
@@ -46,6 +54,23 @@ pub enum Message {
         name: String,
         content: String,
     },
+}
+
+impl ToolCall {
+    /// A call with no ids yet (the engine assigns ours).
+    pub fn new(name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            id: String::new(),
+            provider_id: None,
+            name: name.into(),
+            arguments,
+        }
+    }
+
+    /// The id to send to the provider: its own when it gave one, else ours.
+    pub fn wire_id(&self) -> &str {
+        self.provider_id.as_deref().unwrap_or(&self.id)
+    }
 }
 
 impl Message {
@@ -244,16 +269,19 @@ impl ResponseBuilder {
     }
 
     /// The response: tool-call arguments parsed as JSON where they parse
-    /// (empty text becomes `{}`), kept as a string where they do not.
+    /// (empty text becomes `{}`), kept as a string where they do not. The
+    /// provider's id of each call goes to `provider_id`; `id` stays empty
+    /// for the engine to fill with ours.
     pub fn finish(mut self) -> ModelResponse {
-        for (index, (id, name, args)) in self.calls {
+        for (_index, (id, name, args)) in self.calls {
             let arguments = if args.trim().is_empty() {
                 Value::Object(Default::default())
             } else {
                 serde_json::from_str(&args).unwrap_or(Value::String(args))
             };
             self.response.tool_calls.push(ToolCall {
-                id: id.unwrap_or_else(|| format!("call_{index}")),
+                id: String::new(),
+                provider_id: id,
                 name: name.unwrap_or_default(),
                 arguments,
             });
@@ -311,7 +339,11 @@ mod tests {
         let r = b.finish();
         assert_eq!(r.tool_calls.len(), 2);
         assert_eq!(r.tool_calls[0].arguments["order_id"], "ORD-123");
-        assert_eq!(r.tool_calls[1].id, "call_b");
+        assert_eq!(r.tool_calls[1].provider_id.as_deref(), Some("call_b"));
+        assert!(
+            r.tool_calls[1].id.is_empty(),
+            "ours is the engine's to give"
+        );
         assert_eq!(r.tool_calls[1].arguments, Value::String("not json".into()));
         assert_eq!(r.finish, Some(FinishReason::ToolCalls));
     }

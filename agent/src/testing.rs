@@ -320,9 +320,12 @@ pub enum Scripted {
 }
 
 /// A tool call for a script.
+/// `id` is the provider's id the scripted model sends (the engine gives the
+/// call one of its own); an empty `id` sends none.
 pub fn call(id: &str, name: &str, args: Value) -> ToolCall {
     ToolCall {
-        id: id.into(),
+        id: String::new(),
+        provider_id: (!id.is_empty()).then(|| id.to_owned()),
         name: name.into(),
         arguments: args,
     }
@@ -383,7 +386,7 @@ fn chunks_of(answer: Scripted) -> Result<Vec<ModelChunk>, ModelError> {
                 .enumerate()
                 .map(|(index, c)| ModelChunk::ToolCallDelta {
                     index,
-                    id: Some(c.id),
+                    id: c.provider_id,
                     name: Some(c.name),
                     arguments: match c.arguments {
                         Value::String(raw) => raw,

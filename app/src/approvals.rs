@@ -341,6 +341,8 @@ fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
                                 ApprovalStatus::Approved => ("approved", "bg-emerald-100 text-emerald-800"),
                                 ApprovalStatus::Rejected => ("rejected", "bg-rose-100 text-rose-800"),
                                 ApprovalStatus::Pending => ("pending", "bg-amber-100 text-amber-900"),
+                                ApprovalStatus::Cancelled => ("cancelled", "bg-slate-100 text-slate-700"),
+                                ApprovalStatus::Expired => ("expired", "bg-slate-100 text-slate-700"),
                             };
                             let edited = a.approved_args.as_ref().is_some_and(|x| *x != a.proposed_args);
                             let when = a

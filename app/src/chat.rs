@@ -530,6 +530,8 @@ impl ChatState {
                 self.fail(message);
                 self.refresh.update(|v| *v += 1);
             }
+            // Handled by the connection: it reloads the conversation.
+            AgentEvent::Resync { .. } => {}
         }
     }
 }
@@ -612,28 +614,30 @@ fn ChatLive(
         let stream = StoredValue::new_local(None::<EventStream>);
         let url = format!("/api/conversations/{session_id}/events");
         let sid = session_id.clone();
-        let opens = StoredValue::new(0u32);
-        let on_open = move || {
-            connected.set(true);
-            opens.update_value(|n| *n += 1);
-            if opens.get_value() > 1 {
-                // The browser reconnected by itself: catch up from the server.
+        // A reconnecting EventSource sends Last-Event-ID and the server
+        // replays what it missed; when it cannot, it sends `resync` and the
+        // page reloads the stored conversation.
+        let on_open = move || connected.set(true);
+        let on_event = move |event: AgentEvent| {
+            if let AgentEvent::Resync { .. } = event {
                 let sid = sid.clone();
                 leptos::task::spawn_local(async move {
                     if let Ok(detail) = get_conversation(sid).await {
                         state.resync(detail);
                     }
                 });
+            } else {
+                state.apply(event);
             }
         };
-        Effect::new(move |_| {
-            match EventStream::connect(&url, move |event| state.apply(event), on_open.clone()) {
+        Effect::new(
+            move |_| match EventStream::connect(&url, on_event.clone(), on_open) {
                 Ok(s) => stream.set_value(Some(s)),
                 Err(_) => state
                     .error
                     .set(Some("Could not connect to the server.".into())),
-            }
-        });
+            },
+        );
         on_cleanup(move || stream.dispose());
     }
 

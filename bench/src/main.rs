@@ -26,9 +26,10 @@ use aics_graph::{Checkpointer, Graph, MemoryCheckpointer};
 
 use workload::{build_graph, run_turn, State};
 
-/// Node executions (= checkpoints) per turn: init_state, memory_trigger,
-/// agent ×3, tools ×2, finalize.
-const CHECKPOINTS_PER_TURN: usize = 8;
+/// Checkpoints per turn: the input, then one per node executed
+/// (init_state, memory_trigger, agent ×3, tools ×2, finalize), as LangGraph
+/// writes them.
+const CHECKPOINTS_PER_TURN: usize = 9;
 
 #[derive(Debug, thiserror::Error)]
 enum BenchError {

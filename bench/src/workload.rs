@@ -510,7 +510,7 @@ mod tests {
     use aics_graph::MemoryCheckpointer;
 
     #[tokio::test]
-    async fn one_turn_passes_its_checks_and_writes_seven_checkpoints() {
+    async fn one_turn_passes_its_checks_and_writes_its_input_and_eight_checkpoints() {
         let graph = build_graph().expect("graph");
         let cp = MemoryCheckpointer::new();
         let thread = run_turn(&graph, &cp).await.expect("turn");
@@ -519,6 +519,7 @@ mod tests {
         assert_eq!(
             nodes,
             [
+                "__start__",
                 "init_state",
                 "memory_trigger",
                 "agent",

@@ -70,6 +70,30 @@ impl TryFrom<ApprovalRow> for Approval {
 const COLUMNS: &str = "id, session_id, graph_execution_id, tool, proposed_args, approved_args, \
      policy_reason, status, created_at, decided_by, decided_at, decision_reason";
 
+/// Inserts a pending approval on executor `$exec` (creating the same id
+/// again changes nothing, so a re-run step does not reset a decision).
+macro_rules! insert_approval {
+    ($exec:expr, $new:expr, $token_hash:expr) => {{
+        let new: &$crate::approvals::NewApproval = $new;
+        sqlx::query(
+            "INSERT INTO approvals (id, session_id, graph_execution_id, tool, proposed_args, \
+             policy_reason, status, token_hash, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(&new.id)
+        .bind(&new.session_id)
+        .bind(&new.graph_execution_id)
+        .bind(&new.tool)
+        .bind(sqlx::types::Json(&new.proposed_args))
+        .bind(&new.policy_reason)
+        .bind($token_hash)
+        .bind($crate::now())
+        .execute($exec)
+        .await?
+        .rows_affected()
+    }};
+}
+
 impl Database {
     /// Stores a pending approval whose token is `token` (kept only as its
     /// hash). Several calls of one step may share a token; each is still
@@ -86,22 +110,8 @@ impl Database {
                 "an approval token must be at least 16 characters".into(),
             ));
         }
-        with_pool!(self, pool => sqlx::query(
-            "INSERT INTO approvals (id, session_id, graph_execution_id, tool, proposed_args, \
-             policy_reason, status, token_hash, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(&new.id)
-        .bind(&new.session_id)
-        .bind(&new.graph_execution_id)
-        .bind(&new.tool)
-        .bind(Json(&new.proposed_args))
-        .bind(&new.policy_reason)
-        .bind(hash_token(token))
-        .bind(now())
-        .execute(pool)
-        .await?
-        .rows_affected());
+        let token_hash = hash_token(token);
+        with_pool!(self, pool => insert_approval!(pool, new, &token_hash));
         self.approval(&new.id)
             .await?
             .ok_or_else(|| DbError::NotFound(format!("approval {}", new.id)))

@@ -32,7 +32,7 @@ impl TryFrom<SummaryRow> for ConversationSummary {
 }
 
 #[derive(sqlx::FromRow)]
-struct MessageRow {
+pub(crate) struct MessageRow {
     id: i64,
     role: String,
     content: String,
@@ -40,7 +40,7 @@ struct MessageRow {
     created_at: Timestamp,
 }
 
-fn role_name(role: MessageRole) -> &'static str {
+pub(crate) fn role_name(role: MessageRole) -> &'static str {
     match role {
         MessageRole::Customer => "customer",
         MessageRole::Assistant => "assistant",
@@ -77,7 +77,12 @@ struct TraceRow {
 
 /// The summary query: the last message comes from a correlated subquery so
 /// that one statement serves the list and the single lookup.
-const SUMMARY_SELECT: &str = "SELECT c.session_id, c.title, c.handling, c.updated_at, \
+/// "Waiting for approval" is read from the conversation's paused run, the
+/// one place that fact is kept; the stored handling says who else handles it.
+const SUMMARY_SELECT: &str = "SELECT c.session_id, c.title, \
+     CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.session_id = c.session_id \
+          AND r.state = 'paused') THEN 'waiting_approval' ELSE c.handling END AS handling, \
+     c.updated_at, \
      (SELECT m.content FROM messages m WHERE m.session_id = c.session_id \
       ORDER BY m.id DESC LIMIT 1) AS last_message \
      FROM conversations c";
@@ -97,6 +102,71 @@ pub fn title_from(message: &str) -> String {
     } else {
         title
     }
+}
+
+/// Appends a message on executor `$exec` (a transaction: the conversation is
+/// touched in the same step) and evaluates to its [`MessageRow`]; returns
+/// `NotFound` from the enclosing function when the conversation is missing.
+macro_rules! append_message {
+    ($exec:expr, $session_id:expr, $role:expr, $content:expr, $graph_execution_id:expr) => {{
+        let at = $crate::now();
+        let touched = sqlx::query("UPDATE conversations SET updated_at = $2 WHERE session_id = $1")
+            .bind($session_id)
+            .bind(at)
+            .execute(&mut *$exec)
+            .await?
+            .rows_affected();
+        if touched == 0 {
+            return Err($crate::DbError::NotFound(format!(
+                "conversation {}",
+                $session_id
+            )));
+        }
+        sqlx::query_as::<_, $crate::conversations::MessageRow>(
+            "INSERT INTO messages (session_id, role, content, graph_execution_id, created_at) \
+             VALUES ($1, $2, $3, $4, $5) \
+             RETURNING id, role, content, graph_execution_id, created_at",
+        )
+        .bind($session_id)
+        .bind($crate::conversations::role_name($role))
+        .bind($content)
+        .bind($graph_execution_id)
+        .bind(at)
+        .fetch_one(&mut *$exec)
+        .await?
+    }};
+}
+
+/// Saves (or replaces) a trace on executor `$exec`.
+macro_rules! save_turn {
+    ($exec:expr, $trace:expr) => {{
+        let trace: &aics_types::ChatTurnTraceResult = $trace;
+        let duration_ms = i64::try_from(trace.duration_ms).unwrap_or(i64::MAX);
+        sqlx::query(
+            "INSERT INTO turns (graph_execution_id, session_id, intent, stop_reason, pending_approval, \
+             duration_ms, llm_calls, steps_taken, trace, started_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+             ON CONFLICT (graph_execution_id) DO UPDATE SET \
+             intent = excluded.intent, stop_reason = excluded.stop_reason, \
+             pending_approval = excluded.pending_approval, duration_ms = excluded.duration_ms, \
+             llm_calls = excluded.llm_calls, steps_taken = excluded.steps_taken, \
+             trace = excluded.trace, updated_at = excluded.updated_at",
+        )
+        .bind(&trace.graph_execution_id)
+        .bind(&trace.session_id)
+        .bind(trace.intent.as_str())
+        .bind(trace.stop_reason.map(|s| s.as_str()))
+        .bind(trace.pending_approval)
+        .bind(duration_ms)
+        .bind(i64::from(trace.llm_calls))
+        .bind(i64::from(trace.steps_taken))
+        .bind(sqlx::types::Json(trace))
+        .bind(trace.started_at)
+        .bind($crate::now())
+        .execute($exec)
+        .await?
+        .rows_affected()
+    }};
 }
 
 impl Database {
@@ -209,30 +279,9 @@ impl Database {
         graph_execution_id: Option<&str>,
     ) -> Result<ChatMessage, DbError> {
         tracing::Span::current().record("session_id", session_id);
-        let at = now();
         let row = with_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            let touched = sqlx::query("UPDATE conversations SET updated_at = $2 WHERE session_id = $1")
-                .bind(session_id)
-                .bind(at)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            if touched == 0 {
-                return Err(DbError::NotFound(format!("conversation {session_id}")));
-            }
-            let row = sqlx::query_as::<_, MessageRow>(
-                "INSERT INTO messages (session_id, role, content, graph_execution_id, created_at) \
-                 VALUES ($1, $2, $3, $4, $5) \
-                 RETURNING id, role, content, graph_execution_id, created_at",
-            )
-            .bind(session_id)
-            .bind(role_name(role))
-            .bind(content)
-            .bind(graph_execution_id)
-            .bind(at)
-            .fetch_one(&mut *tx)
-            .await?;
+            let row = append_message!(&mut *tx, session_id, role, content, graph_execution_id);
             tx.commit().await?;
             row
         });
@@ -281,31 +330,7 @@ impl Database {
     /// replaces it (a paused turn is saved, then saved again when it ends).
     #[tracing::instrument(skip_all, fields(graph_execution_id = %trace.graph_execution_id))]
     pub async fn save_turn(&self, trace: &ChatTurnTraceResult) -> Result<(), DbError> {
-        let duration_ms = i64::try_from(trace.duration_ms).unwrap_or(i64::MAX);
-        with_pool!(self, pool => sqlx::query(
-            "INSERT INTO turns (graph_execution_id, session_id, intent, stop_reason, pending_approval, \
-             duration_ms, llm_calls, steps_taken, trace, started_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-             ON CONFLICT (graph_execution_id) DO UPDATE SET \
-             intent = excluded.intent, stop_reason = excluded.stop_reason, \
-             pending_approval = excluded.pending_approval, duration_ms = excluded.duration_ms, \
-             llm_calls = excluded.llm_calls, steps_taken = excluded.steps_taken, \
-             trace = excluded.trace, updated_at = excluded.updated_at",
-        )
-        .bind(&trace.graph_execution_id)
-        .bind(&trace.session_id)
-        .bind(trace.intent.as_str())
-        .bind(trace.stop_reason.map(|s| s.as_str()))
-        .bind(trace.pending_approval)
-        .bind(duration_ms)
-        .bind(i64::from(trace.llm_calls))
-        .bind(i64::from(trace.steps_taken))
-        .bind(Json(trace))
-        .bind(trace.started_at)
-        .bind(now())
-        .execute(pool)
-        .await?
-        .rows_affected());
+        with_pool!(self, pool => save_turn!(pool, trace));
         Ok(())
     }
 
@@ -362,6 +387,7 @@ impl Database {
             summary,
             messages: self.list_messages(session_id).await?,
             turns: self.list_turns(session_id).await?,
+            active_run: self.active_run(session_id).await?,
         }))
     }
 }

@@ -31,7 +31,9 @@
 //!   read and written by the tools.
 //! - [`sessions`]: sign-in sessions, stored by the hash of their token.
 //! - [`tokens`]: secret tokens and their stored (hashed) form.
-//! - [`turn_locks`]: at most one turn per conversation, across instances.
+//! - [`runs`]: every graph run's durable state and lease; at most one active
+//!   run per conversation, across instances; the transactions that end,
+//!   pause and cancel a run.
 //! - [`relay`]: `LISTEN`/`NOTIFY` and the spool that carry live events
 //!   between instances on PostgreSQL.
 //! - [`tools`]: the support tools' backend on SQL, and [`support_tools`].
@@ -89,18 +91,22 @@ macro_rules! with_pool {
     };
 }
 
+// The two modules whose statement macros `runs` reuses inside its
+// transactions come first.
+#[macro_use]
 pub mod approvals;
+#[macro_use]
+pub mod conversations;
 pub mod checkpoints;
 pub mod commerce;
-pub mod conversations;
 pub mod memories;
 pub mod relay;
+pub mod runs;
 pub mod search;
 pub mod seed;
 pub mod sessions;
 pub mod tokens;
 pub mod tools;
-pub mod turn_locks;
 pub mod users;
 
 pub use aics_agent::tools::normalize_order_id;
@@ -138,6 +144,10 @@ pub enum DbError {
     /// The input breaks a rule, e.g. a rejection without a reason (400).
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// The run is no longer this instance's (it was cancelled, or another
+    /// instance took it over after the lease expired): nothing was written.
+    #[error("run {0} is no longer held by this instance")]
+    LeaseLost(String),
     /// An approval was already decided; decisions happen exactly once (409).
     #[error("approval {id} was already decided ({status})")]
     AlreadyDecided {
@@ -261,7 +271,7 @@ impl Database {
     /// older than a migration file does not carry it.
     pub async fn check_schema(&self) -> Result<(), DbError> {
         let probe = with_pool!(self, pool => sqlx::query(
-            "SELECT (SELECT COUNT(*) FROM sessions) + (SELECT COUNT(*) FROM turn_locks) \
+            "SELECT (SELECT COUNT(*) FROM sessions) + (SELECT COUNT(*) FROM runs) \
              + (SELECT COUNT(*) FROM event_spool)",
         )
         .execute(pool)

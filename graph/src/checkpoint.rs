@@ -43,9 +43,10 @@ pub struct Checkpoint {
     /// The checkpoint this one follows (in a fork: the one it was copied
     /// from, in the source thread); `None` for the first.
     pub parent_id: Option<String>,
-    /// 0 for the first node of a run, then 1, 2, ...
+    /// 0 for the run's input (node [`crate::START`]), then 1, 2, … for the
+    /// nodes that ran.
     pub step: u32,
-    /// The node that just ran.
+    /// The node that just ran ([`crate::START`] for the input).
     pub node: String,
     /// The node the run continues with; `None` when the run ended.
     pub next: Option<String>,

@@ -3,7 +3,8 @@
 //! A [`Graph`] is a set of named [`Node`]s over one [`State`] type, joined by
 //! plain edges (`a → b`) and conditional edges (a function of the state picks
 //! one of the targets the edge declares), from [`START`] to [`END`]. A run
-//! executes one node at a time; after every node the whole state is written
+//! checkpoints its input, then executes one node at a time; after every node
+//! the whole state is written
 //! through a [`Checkpointer`] (thread id = the run's id, with the parent
 //! checkpoint, the node, the next node, the path so far and the pending
 //! interrupts), so a run can be listed step by step, resumed by another

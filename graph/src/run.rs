@@ -90,6 +90,10 @@ impl<S: State> Graph<S> {
     }
 
     /// Starts a new run of thread `thread_id` from START with `state`.
+    ///
+    /// The input is checkpointed first (step 0, node [`START`]), so a run
+    /// that dies before its first node finishes can still be resumed from
+    /// its input; the nodes' checkpoints follow as steps 1, 2, …
     pub async fn invoke(
         &self,
         thread_id: &str,
@@ -98,10 +102,25 @@ impl<S: State> Graph<S> {
         observer: &dyn Observer<S>,
     ) -> Result<RunOutcome<S>, GraphError> {
         let first = self.next_after(START, &state)?;
-        let cursor = Cursor {
-            node: first,
+        let input = Checkpoint {
+            thread_id: thread_id.to_owned(),
+            checkpoint_id: new_checkpoint_id(),
             parent_id: None,
             step: 0,
+            node: START.to_owned(),
+            next: (first != END).then(|| first.clone()),
+            path: Vec::new(),
+            state: encode(thread_id, &state)?,
+            pending_interrupts: Vec::new(),
+            created_at: chrono::Utc::now(),
+        };
+        let input_id = input.checkpoint_id.clone();
+        observer.checkpoint_saved(&input);
+        checkpointer.put_owned(input).await?;
+        let cursor = Cursor {
+            node: first,
+            parent_id: Some(input_id),
+            step: 1,
             path: Vec::new(),
         };
         self.run_from(thread_id, state, cursor, None, checkpointer, observer)

@@ -47,22 +47,36 @@ async fn plain_edges_run_in_order_and_checkpoint_every_node() {
     assert_eq!(out.status, RunStatus::Finished);
     assert_eq!(out.path, ["a", "b"]);
     let list = cp.list("t1").await.unwrap();
-    assert_eq!(list.len(), 2);
-    assert_eq!(list[0].node, "a");
-    assert_eq!(list[0].next.as_deref(), Some("b"));
-    assert_eq!(list[0].parent_id, None);
-    assert_eq!(list[0].path, ["a"]);
+    assert_eq!(list.len(), 3, "the input, then one per node");
+    assert_eq!(
+        (
+            list[0].node.as_str(),
+            list[0].step,
+            list[0].parent_id.as_deref()
+        ),
+        (START, 0, None)
+    );
+    assert_eq!(list[0].next.as_deref(), Some("a"));
+    assert!(list[0].path.is_empty());
+    assert_eq!(list[0].state["visited"], json!([]));
+    assert_eq!(list[1].node, "a");
+    assert_eq!(list[1].next.as_deref(), Some("b"));
     assert_eq!(
         list[1].parent_id.as_deref(),
         Some(list[0].checkpoint_id.as_str())
     );
-    assert_eq!(list[1].next, None);
-    assert_eq!(list[1].step, 1);
-    assert_eq!(list[1].path, ["a", "b"]);
-    assert_eq!(list[1].state["visited"], json!(["a", "b"]));
+    assert_eq!(list[1].path, ["a"]);
+    assert_eq!(
+        list[2].parent_id.as_deref(),
+        Some(list[1].checkpoint_id.as_str())
+    );
+    assert_eq!(list[2].next, None);
+    assert_eq!(list[2].step, 2);
+    assert_eq!(list[2].path, ["a", "b"]);
+    assert_eq!(list[2].state["visited"], json!(["a", "b"]));
     assert_eq!(
         out.checkpoint_id.as_deref(),
-        Some(list[1].checkpoint_id.as_str())
+        Some(list[2].checkpoint_id.as_str())
     );
 }
 
@@ -100,7 +114,7 @@ async fn conditional_edges_follow_the_state() {
     assert_eq!(out.state.n, 4);
     assert_eq!(out.state.visited, ["done"]);
     assert_eq!(out.path, ["inc", "inc", "inc", "inc", "done"]);
-    assert_eq!(cp.list("t").await.unwrap().len(), 5);
+    assert_eq!(cp.list("t").await.unwrap().len(), 6);
 }
 
 #[tokio::test]
@@ -141,8 +155,8 @@ async fn an_endless_cycle_ends_with_the_step_limit_error() {
         matches!(err, GraphError::StepLimit { limit: 7, .. }),
         "{err}"
     );
-    // Every step that ran is still inspectable.
-    assert_eq!(cp.list("t").await.unwrap().len(), 7);
+    // The input and every step that ran are still inspectable.
+    assert_eq!(cp.list("t").await.unwrap().len(), 8);
 }
 
 #[tokio::test]
@@ -257,17 +271,17 @@ async fn interrupt_pauses_and_a_new_engine_resumes_from_the_checkpoint() {
     assert_eq!(out.state.approved, Some(true));
     assert_eq!(out.path, ["before", "gate", "gate", "after"]);
     let steps = cp.list("t").await.unwrap();
-    assert_eq!(steps.len(), 4);
+    assert_eq!(steps.len(), 5);
     assert_eq!(
-        steps[2].parent_id.as_deref(),
-        Some(steps[1].checkpoint_id.as_str())
+        steps[3].parent_id.as_deref(),
+        Some(steps[2].checkpoint_id.as_str())
     );
 
     // Resuming again runs nothing.
     let again = graph.resume("t", resume, &cp, &NoObserver).await.unwrap();
     assert_eq!(again.status, RunStatus::AlreadyFinished);
     assert_eq!(again.state.visited, ["before", "after"]);
-    assert_eq!(cp.list("t").await.unwrap().len(), 4);
+    assert_eq!(cp.list("t").await.unwrap().len(), 5);
 }
 
 #[tokio::test]
@@ -310,7 +324,7 @@ async fn snapshots_decode_the_newest_and_any_checkpoint() {
     assert_eq!(paused.interrupts[0].id, "q1");
     assert_eq!(paused.state.visited, ["before"]);
     assert_eq!(paused.path, ["before", "gate"]);
-    let first = cp.list("t").await.unwrap()[0].checkpoint_id.clone();
+    let first = cp.list("t").await.unwrap()[1].checkpoint_id.clone();
     let at = graph.snapshot_at(&cp, "t", &first).await.unwrap();
     assert_eq!(at.node, "before");
     let missing = graph.snapshot_at(&cp, "t", "nope").await.unwrap_err();
@@ -330,7 +344,7 @@ async fn fork_continues_from_an_old_checkpoint_on_a_new_thread_with_a_patch() {
         .await
         .unwrap();
     // Fork at the pause, change the state, and decide differently there.
-    let paused = &cp.list("t").await.unwrap()[1];
+    let paused = &cp.list("t").await.unwrap()[2];
     let fork = graph
         .fork(&cp, "t", &paused.checkpoint_id, "t-fork", |s: &mut S| {
             s.n = 42
@@ -409,15 +423,72 @@ async fn the_observer_hears_nodes_checkpoints_and_progress_in_order() {
     assert_eq!(
         *recorder.0.lock().unwrap(),
         [
-            "start:talk:0",
+            "saved:__start__",
+            "start:talk:1",
             "progress:talk:hello",
             "end:talk",
             "saved:talk",
-            "start:b:1",
+            "start:b:2",
             "end:b",
             "saved:b"
         ]
     );
+}
+
+/// A checkpointer that fails every write after the first `ok` ones: a
+/// process that dies mid-run, as far as the store can tell.
+struct DiesAfter {
+    inner: MemoryCheckpointer,
+    ok: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl Checkpointer for DiesAfter {
+    async fn put(&self, c: &Checkpoint) -> Result<(), CheckpointError> {
+        let left = self.ok.load(std::sync::atomic::Ordering::SeqCst);
+        if left == 0 {
+            return Err(CheckpointError::Corrupt("the process died".into()));
+        }
+        self.ok.store(left - 1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.put(c).await
+    }
+    async fn latest(&self, t: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        self.inner.latest(t).await
+    }
+    async fn get(&self, t: &str, c: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        self.inner.get(t, c).await
+    }
+    async fn list(&self, t: &str) -> Result<Vec<Checkpoint>, CheckpointError> {
+        self.inner.list(t).await
+    }
+}
+
+#[tokio::test]
+async fn a_run_that_died_resumes_from_its_last_checkpoint_even_before_its_first_node() {
+    for saved in [1, 2] {
+        // Only the input (1), or the input and node a (2), were saved.
+        let dying = DiesAfter {
+            inner: MemoryCheckpointer::new(),
+            ok: saved.into(),
+        };
+        let err = chain()
+            .invoke("t", S::default(), &dying, &NoObserver)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, GraphError::Checkpoint(_)));
+        // A new process over the same store picks the run up where it stood.
+        let out = chain()
+            .resume("t", HashMap::new(), &dying.inner, &NoObserver)
+            .await
+            .unwrap();
+        assert_eq!(out.status, RunStatus::Finished);
+        assert_eq!(out.path, ["a", "b"], "saved={saved}");
+        assert_eq!(
+            out.state.visited,
+            ["a", "b"],
+            "a node that ran but was not saved runs again"
+        );
+    }
 }
 
 #[tokio::test]

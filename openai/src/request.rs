@@ -1,5 +1,7 @@
 //! The JSON body of a streamed chat-completions request, in OpenAI's shape.
 
+use std::collections::HashMap;
+
 use aics_agent::model::{Message, ModelRequest, ToolCall, ToolChoice, ToolSpec};
 use serde_json::{json, Map, Value};
 
@@ -13,9 +15,27 @@ use crate::config::OpenAiConfig;
 pub fn chat_body(config: &OpenAiConfig, request: &ModelRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(config.model));
+    // A tool message names its call by our id; the provider knows the call
+    // by the id it gave (its wire id), so translate on the way out.
+    let wire_ids: HashMap<&str, &str> = request
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => Some(tool_calls),
+            _ => None,
+        })
+        .flatten()
+        .map(|c| (c.id.as_str(), c.wire_id()))
+        .collect();
     body.insert(
         "messages".into(),
-        Value::Array(request.messages.iter().map(message).collect()),
+        Value::Array(
+            request
+                .messages
+                .iter()
+                .map(|m| message(m, &wire_ids))
+                .collect(),
+        ),
     );
     // Servers reject tool_choice without tools, and models without native
     // tool calling reject tools: with the JSON plan the tools are in the prompt.
@@ -37,7 +57,7 @@ pub fn chat_body(config: &OpenAiConfig, request: &ModelRequest) -> Value {
     Value::Object(body)
 }
 
-fn message(message: &Message) -> Value {
+fn message(message: &Message, wire_ids: &HashMap<&str, &str>) -> Value {
     match message {
         Message::System { content } => json!({ "role": "system", "content": content }),
         Message::User { content } => json!({ "role": "user", "content": content }),
@@ -64,7 +84,13 @@ fn message(message: &Message) -> Value {
             tool_call_id,
             content,
             ..
-        } => json!({ "role": "tool", "tool_call_id": tool_call_id, "content": content }),
+        } => {
+            let id = wire_ids
+                .get(tool_call_id.as_str())
+                .copied()
+                .unwrap_or(tool_call_id);
+            json!({ "role": "tool", "tool_call_id": id, "content": content })
+        }
     }
 }
 
@@ -76,7 +102,7 @@ fn tool_call(call: &ToolCall) -> Value {
         other => other.to_string(),
     };
     json!({
-        "id": call.id,
+        "id": call.wire_id(),
         "type": "function",
         "function": { "name": call.name, "arguments": arguments },
     })
@@ -115,19 +141,21 @@ mod tests {
                     content: String::new(),
                     tool_calls: vec![
                         ToolCall {
-                            id: "call_1".into(),
+                            id: "call_ours1".into(),
+                            provider_id: Some("call_1".into()),
                             name: "order_query".into(),
                             arguments: json!({"order_id": "A1"}),
                         },
                         ToolCall {
-                            id: "call_2".into(),
+                            id: "call_ours2".into(),
+                            provider_id: None,
                             name: "broken".into(),
                             arguments: Value::String("{not json".into()),
                         },
                     ],
                 },
                 Message::Tool {
-                    tool_call_id: "call_1".into(),
+                    tool_call_id: "call_ours1".into(),
                     name: "order_query".into(),
                     content: "{\"status\":\"shipped\"}".into(),
                 },
@@ -147,6 +175,9 @@ mod tests {
             "{not json"
         );
         assert_eq!(assistant["tool_calls"][0]["type"], "function");
+        // The provider's own id goes back to it; ours where it gave none.
+        assert_eq!(assistant["tool_calls"][0]["id"], "call_1");
+        assert_eq!(assistant["tool_calls"][1]["id"], "call_ours2");
         assert_eq!(
             body["messages"][2],
             json!({"role": "tool", "tool_call_id": "call_1", "content": "{\"status\":\"shipped\"}"})

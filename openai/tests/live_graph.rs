@@ -58,14 +58,16 @@ async fn live_support_graph_answers_seed_004() {
     });
     let trace = agent
         .run_turn(
+            "live-run-1",
             TurnInput::new(
                 "live-seed-004",
                 "My order ORD-123 still hasn't arrived, please check it and open a complaint ticket",
             ),
-            sink,
+            &sink,
         )
         .await
         .expect("the turn ran");
+    drop(sink);
     let seen = collector.await.expect("events collected");
     println!(
         "{}",

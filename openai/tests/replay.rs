@@ -101,7 +101,8 @@ async fn check_recording(name: &str, raw_arguments: &str, id: &str, in_pieces: b
     assert_eq!(
         response.tool_calls,
         vec![ToolCall {
-            id: id.into(),
+            id: String::new(),
+            provider_id: Some(id.into()),
             name: "order_query".into(),
             arguments: json!({"order_id": "A12345"}),
         }]
@@ -205,12 +206,14 @@ async fn openai_parallel_tool_calls_with_the_id_only_in_the_first_chunk() {
         response.tool_calls,
         vec![
             ToolCall {
-                id: "call_A".into(),
+                id: String::new(),
+                provider_id: Some("call_A".into()),
                 name: "order_query".into(),
                 arguments: json!({"order_id": "A12345"}),
             },
             ToolCall {
-                id: "call_B".into(),
+                id: String::new(),
+                provider_id: Some("call_B".into()),
                 name: "knowledge_search".into(),
                 arguments: json!({"query": "refund policy"}),
             },
@@ -279,7 +282,7 @@ async fn empty_finish_reason_and_missing_index_from_lax_servers() {
         .await
         .expect("complete");
     assert_eq!(response.content, "Hi");
-    assert_eq!(response.tool_calls[0].id, "t1");
+    assert_eq!(response.tool_calls[0].provider_id.as_deref(), Some("t1"));
     assert_eq!(response.tool_calls[0].arguments, json!({}));
     // Only "" was ever sent: passed on as it came, at [DONE].
     assert_eq!(response.finish, Some(FinishReason::Other(String::new())));
@@ -360,6 +363,7 @@ async fn a_follow_up_call_sends_assistant_tool_calls_and_tool_results() {
         content: String::new(),
         tool_calls: vec![ToolCall {
             id: "call_1".into(),
+            provider_id: None,
             name: "order_query".into(),
             arguments: json!({"order_id": "A12345"}),
         }],

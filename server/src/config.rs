@@ -103,6 +103,16 @@ pub struct Orchestration {
     /// How long one tool call may take, in seconds (default 15).
     #[serde(default)]
     pub tool_timeout_secs: Option<f64>,
+    /// How long a running turn's lease lasts, in seconds (`AICS_LEASE_SECS`,
+    /// default 30): its instance renews it every third of that; when the
+    /// instance dies, another one (or the restarted one) takes the turn over
+    /// once the lease ran out.
+    #[serde(default)]
+    pub lease_secs: Option<f64>,
+    /// How often every instance looks for turns to recover, in seconds
+    /// (`AICS_RECOVERY_SWEEP_SECS`, default 10).
+    #[serde(default)]
+    pub recovery_sweep_secs: Option<f64>,
     /// The two keys may also be nested under `graph` (the spelling of the
     /// original design); both work.
     #[serde(default)]
@@ -166,6 +176,10 @@ pub struct DemoSettings {
     /// `[fault:error]`-style markers in a message inject faults (`AICS_DEMO_FAULTS`).
     #[serde(default, deserialize_with = "lenient_bool")]
     pub faults: bool,
+    /// A pause before every support tool call, for fault tests that must
+    /// kill the server while a tool runs (`AICS_DEMO_TOOL_DELAY_MS`, default 0).
+    #[serde(default)]
+    pub tool_delay_ms: u64,
 }
 
 impl Default for DemoSettings {
@@ -173,6 +187,7 @@ impl Default for DemoSettings {
         Self {
             token_delay_ms: default_token_delay(),
             faults: false,
+            tool_delay_ms: 0,
         }
     }
 }
@@ -268,6 +283,13 @@ const ENV_KEYS: &[(&str, &str, bool)] = &[
     ("COOKIE_SECURE", "auth.cookie-secure", false),
     ("DEMO_TOKEN_DELAY_MS", "demo.token-delay-ms", false),
     ("DEMO_FAULTS", "demo.faults", false),
+    ("DEMO_TOOL_DELAY_MS", "demo.tool-delay-ms", false),
+    ("LEASE_SECS", "orchestration.lease-secs", false),
+    (
+        "RECOVERY_SWEEP_SECS",
+        "orchestration.recovery-sweep-secs",
+        false,
+    ),
     ("BODY_LIMIT", "http.body-limit", false),
 ];
 
@@ -374,6 +396,24 @@ impl Settings {
                     )
                 })?,
         };
+        let seconds = |key: &'static str, value: Option<f64>, default: Duration| match value {
+            None => Ok(default),
+            Some(s) => Duration::try_from_secs_f64(s)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| invalid(key, "expected a positive number of seconds")),
+        };
+        let defaults = ConsoleConfig::default();
+        let lease = seconds(
+            "orchestration.lease-secs (AICS_LEASE_SECS)",
+            o.lease_secs,
+            defaults.lease,
+        )?;
+        let sweep_interval = seconds(
+            "orchestration.recovery-sweep-secs (AICS_RECOVERY_SWEEP_SECS)",
+            o.recovery_sweep_secs,
+            defaults.sweep_interval,
+        )?;
         let api_token_role = Role::parse(&self.auth.api_token_role).ok_or_else(|| {
             invalid(
                 "auth.api-token-role (AICS_API_TOKEN_ROLE)",
@@ -404,7 +444,10 @@ impl Settings {
             api_token_role,
             session_ttl: Duration::from_secs(u64::from(self.auth.session_hours.max(1)) * 3600),
             cookie_secure: self.auth.cookie_secure,
-            ..ConsoleConfig::default()
+            lease,
+            sweep_interval,
+            tool_delay: Duration::from_millis(self.demo.tool_delay_ms),
+            ..defaults
         })
     }
 

@@ -456,7 +456,9 @@ async fn conversations_chat_and_turns(pool: SqlitePool) {
     let turn = turn.json();
     assert_eq!(turn["trace"]["graphExecutionId"], gid.as_str());
     assert!(turn["checkpoints"].as_array().unwrap().len() > 3);
-    assert_eq!(turn["checkpoints"][0]["node"], "init_state");
+    // The input, then one checkpoint per node.
+    assert_eq!(turn["checkpoints"][0]["node"], "__start__");
+    assert_eq!(turn["checkpoints"][1]["node"], "init_state");
 }
 
 #[sqlx::test(migrations = false)]

@@ -1,15 +1,14 @@
 //! Approvals: the supervisors' queue and their decisions. A decision is
 //! taken exactly once (the database's conditional update); when it was the
 //! last pending call of a paused run, the run is claimed (exactly one
-//! instance wins the `turn_locks` row) and resumed with every decision.
+//! instance turns it from paused to resuming) and resumed with every
+//! decision. Should this process die in between, the recovery sweep finds
+//! the decided run and resumes it.
 
-use std::collections::{HashMap, HashSet};
-
-use aics_agent::Decision;
 use aics_types::{AgentEvent, Approval, ApprovalDecision, ApprovalStatus, UserInfo};
 
 use crate::error::ServiceError;
-use crate::hub::Topic;
+use crate::turns::{decisions_of, Job};
 use crate::{check_id, Console};
 
 /// How many decided approvals the audit list shows.
@@ -79,10 +78,12 @@ impl Console {
             reason: decided.decision_reason.clone(),
             decided_by: decided.decided_by.clone(),
         };
-        self.inner.hub.publish(Topic::Approvals, event.clone());
+        self.inner.hub.publish_approvals(event.clone());
         self.inner
             .hub
-            .publish(Topic::Session(decided.session_id.clone()), event);
+            .publisher(&decided.session_id, None)
+            .await
+            .publish(event);
         self.refresh_pending_gauge().await;
         self.resume_if_decided(&decided.session_id, &decided.graph_execution_id)
             .await?;
@@ -90,65 +91,43 @@ impl Console {
     }
 
     /// Resumes a paused run once none of its calls waits any more; exactly
-    /// one caller (on any instance) wins the claim.
-    async fn resume_if_decided(
+    /// one caller (on any instance, or the recovery sweep) wins the claim.
+    /// `true` when this one did.
+    pub(crate) async fn resume_if_decided(
         &self,
         session_id: &str,
         graph_execution_id: &str,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<bool, ServiceError> {
         let db = &self.inner.db;
         let approvals = db.approvals_of_execution(graph_execution_id).await?;
         if approvals
             .iter()
             .any(|a| a.status == ApprovalStatus::Pending)
         {
-            return Ok(());
+            return Ok(false);
         }
         if !db
-            .claim_resume(session_id, graph_execution_id, &self.inner.instance_id)
+            .claim_paused_run(
+                graph_execution_id,
+                &self.inner.instance_id,
+                self.inner.config.lease,
+            )
             .await?
         {
             tracing::info!(graph_execution_id, "the run is resumed elsewhere");
-            return Ok(());
+            return Ok(false);
         }
-        let decisions: HashMap<String, Decision> = approvals
-            .into_iter()
-            .filter_map(|a| {
-                let decision = match a.status {
-                    ApprovalStatus::Approved => Decision::Approve {
-                        args: a.approved_args.filter(|v| !v.is_null()),
-                    },
-                    ApprovalStatus::Rejected => Decision::Reject {
-                        reason: a.decision_reason.unwrap_or_default(),
-                    },
-                    ApprovalStatus::Pending => return None,
-                };
-                Some((a.id, decision))
-            })
-            .collect();
-        // Tool calls finished before the pause were counted then.
-        let counted: HashSet<String> = db
-            .turn(graph_execution_id)
-            .await?
-            .map(|t| {
-                t.tool_calls
-                    .into_iter()
-                    .filter(|c| c.status != aics_types::ToolCallStatus::Pending)
-                    .map(|c| c.id)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let decisions = decisions_of(approvals);
         tracing::info!(
             graph_execution_id,
             calls = decisions.len(),
             "resuming the turn"
         );
-        self.spawn_resume(
+        drop(self.spawn_run(
             session_id.to_owned(),
             graph_execution_id.to_owned(),
-            decisions,
-            counted,
-        );
-        Ok(())
+            Job::Resume(decisions),
+        ));
+        Ok(true)
     }
 }

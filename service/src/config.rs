@@ -35,9 +35,18 @@ pub struct ConsoleConfig {
     pub cookie_secure: bool,
     /// How many earlier messages a turn sees.
     pub history_messages: u32,
-    /// A running turn's lock is taken over after this long (the instance
-    /// that held it is presumed dead).
-    pub stale_lock_after: Duration,
+    /// How long a run's lease lasts; its owner renews it every third of
+    /// that while the run lives. A run whose lease ran out (its process
+    /// died) is taken over by the recovery sweep of any instance.
+    pub lease: Duration,
+    /// How often every instance sweeps for runs to recover.
+    pub sweep_interval: Duration,
+    /// How many times a run is started (1 + recoveries) before it is given
+    /// up as failed: a turn that crashes its process must not loop for ever.
+    pub max_attempts: u32,
+    /// Test hook: each support tool call waits this long first, so a fault
+    /// test can kill the process while a tool call runs (0 in production).
+    pub tool_delay: Duration,
 }
 
 impl Default for ConsoleConfig {
@@ -55,7 +64,10 @@ impl Default for ConsoleConfig {
             session_ttl: Duration::from_secs(12 * 3600),
             cookie_secure: false,
             history_messages: 20,
-            stale_lock_after: Duration::from_secs(600),
+            lease: Duration::from_secs(30),
+            sweep_interval: Duration::from_secs(10),
+            max_attempts: 3,
+            tool_delay: Duration::ZERO,
         }
     }
 }

@@ -1,23 +1,28 @@
 //! The aics console service: the one place where the engine, the database
-//! and the live event hubs meet.
+//! and the live event hubs meet, and the owner of every turn.
 //!
 //! Both the JSON/SSE routes of the server and the Leptos server functions of
 //! the UI are thin: they authenticate, then make one call on [`Console`].
-//! Dependencies point one way: `types ← agent ← db ← service ← app(ssr) ← server`.
+//! Dependencies point one way: `types, graph ← agent ← db ← service ←
+//! app(ssr) ← server`; this crate calls db's stores and never writes SQL.
+//! docs/ARCHITECTURE.md walks through the life of a turn.
 //!
 //! # Layout
-//! - `lib.rs` (this file): [`Console`], how it is built, conversations,
-//!   model info, readiness and shutdown.
+//! - `lib.rs` (this file): [`Console`], how it is built, readiness,
+//!   shutdown, id checks.
 //! - [`config`]: [`ConsoleConfig`], what a console is built with.
 //! - [`error`]: [`ServiceError`] and its one HTTP mapping.
 //! - [`auth`]: sign-in, server-side sessions behind the `aics_session`
 //!   cookie, the scripts' bearer token.
-//! - `turns`: starting a turn (serialized per conversation, across
-//!   instances), forwarding its events, storing its trace, resuming.
+//! - `conversations`: listing, creating and reading conversations; their
+//!   live events with replay.
+//! - `turns`: the turn lifecycle — starting a turn (one run per
+//!   conversation, across instances), the run's task with its lease, storing
+//!   and announcing its outcome, cancelling, recovering runs whose owner died.
 //! - `approvals`: listing and deciding approvals; the last decision of a
-//!   paused turn resumes it, exactly once.
-//! - `hub`: per-conversation and approvals broadcast channels, relayed
-//!   between instances with PostgreSQL `LISTEN/NOTIFY`.
+//!   paused run resumes it, exactly once.
+//! - `hub`: each conversation's live events, sequenced, with a replay
+//!   buffer; the approvals stream; the relay between instances.
 //! - [`metrics`]: the Prometheus series the service records.
 #![forbid(unsafe_code)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
@@ -28,30 +33,34 @@ pub mod error;
 pub mod metrics;
 
 mod approvals;
+mod conversations;
 mod hub;
 mod turns;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aics_agent::demo::{DemoConfig, DemoModel};
 use aics_agent::model::ChatModel;
+use aics_agent::tool::{Tool, ToolContext, ToolError, ToolRegistry};
 use aics_agent::{PlanProtocol, SupportAgent, SupportConfig};
 use aics_db::{Database, SqlCheckpointer, SqlMemoryStore};
 use aics_openai::{OpenAiCompatible, ProviderConfig};
-use aics_types::{AgentEvent, ConversationDetail, ConversationSummary, ModelInfo};
-use tokio::sync::{broadcast, Notify};
+use aics_types::ModelInfo;
+use async_trait::async_trait;
+use tokio::sync::Notify;
+use tokio::task::AbortHandle;
 
 pub use auth::{credential, Credential, SESSION_COOKIE};
 pub use config::ConsoleConfig;
+pub use conversations::{EventStream, LiveEvent};
 pub use error::ServiceError;
+pub use hub::EventId;
 pub use metrics::OpenStreamGuard;
 
 use hub::EventHub;
-
-/// How many conversations the list shows.
-const CONVERSATION_LIST_LIMIT: u32 = 200;
 
 /// The console: engine, database, hubs and configuration. Cheap to clone
 /// (one `Arc` inside); provided to Leptos as context and to Axum as state.
@@ -66,9 +75,13 @@ struct Inner {
     hub: EventHub,
     config: ConsoleConfig,
     model_info: ModelInfo,
-    /// Names this process in turn locks and relayed events.
+    /// Names this process as the owner of the runs it leases, and in
+    /// relayed events.
     instance_id: String,
     api_token_hash: Option<String>,
+    /// The tasks of the runs this process runs, by graph execution id, so a
+    /// cancellation stops its own at once.
+    tasks: Mutex<HashMap<String, AbortHandle>>,
     /// Turns running in background tasks, for a graceful shutdown.
     in_flight: AtomicUsize,
     idle: Notify,
@@ -87,7 +100,8 @@ impl std::fmt::Debug for Console {
 impl Console {
     /// Builds the console over a migrated database: the configured model,
     /// the support agent over the SQL checkpointer, memory store and tools,
-    /// and the event hub (with its relay on PostgreSQL).
+    /// the event hub (with its relay on PostgreSQL), and the recovery sweep
+    /// that picks up the runs a dead process left.
     #[tracing::instrument(skip_all, fields(backend = db.backend(), provider = %config.provider_name))]
     pub async fn new(db: Database, config: ConsoleConfig) -> Result<Self, ServiceError> {
         let (model, protocol): (Arc<dyn ChatModel>, PlanProtocol) = match &config.provider {
@@ -115,7 +129,7 @@ impl Console {
         };
         let agent = SupportAgent::new(
             model,
-            aics_db::support_tools(&db),
+            delayed(aics_db::support_tools(&db), config.tool_delay),
             Arc::new(SqlCheckpointer::new(db.clone())),
             Arc::new(SqlMemoryStore::new(db.clone())),
             support,
@@ -133,11 +147,11 @@ impl Console {
         let instance_id = uuid::Uuid::new_v4().simple().to_string();
         let hub = EventHub::start(&db, &instance_id).await?;
         if let Database::Sqlite(_) = db {
-            // One process owns a SQLite file: a running lock is a leftover
-            // of a crash. Paused turns keep theirs and stay resumable.
-            let cleared = db.clear_running_locks().await?;
-            if cleared > 0 {
-                tracing::warn!(cleared, "released turn locks left by an earlier run");
+            // One process owns a SQLite file: a run still marked running is
+            // a leftover of a crash, and recovery may take it at once.
+            let expired = db.expire_all_leases().await?;
+            if expired > 0 {
+                tracing::warn!(runs = expired, "recovering runs left by an earlier process");
             }
         }
         let api_token_hash = config
@@ -154,11 +168,13 @@ impl Console {
                 model_info,
                 instance_id,
                 api_token_hash,
+                tasks: Mutex::default(),
                 in_flight: AtomicUsize::new(0),
                 idle: Notify::new(),
             }),
         };
         console.refresh_pending_gauge().await;
+        console.start_recovery();
         Ok(console)
     }
 
@@ -177,59 +193,19 @@ impl Console {
         self.inner.model_info.clone()
     }
 
+    /// This process's name as the owner of runs (tests and logs).
+    pub fn instance_id(&self) -> &str {
+        &self.inner.instance_id
+    }
+
     /// Whether the database answers.
     pub async fn ready(&self) -> Result<(), ServiceError> {
         self.inner.db.ping().await.map_err(ServiceError::from)
     }
 
-    /// Conversations, most recently active first.
-    pub async fn list_conversations(&self) -> Result<Vec<ConversationSummary>, ServiceError> {
-        Ok(self
-            .inner
-            .db
-            .list_conversations(CONVERSATION_LIST_LIMIT)
-            .await?)
-    }
-
-    /// A new, empty conversation with a server-made id.
-    #[tracing::instrument(skip_all)]
-    pub async fn create_conversation(&self) -> Result<ConversationSummary, ServiceError> {
-        let session_id = format!("c-{}", uuid::Uuid::new_v4().simple());
-        Ok(self
-            .inner
-            .db
-            // Untitled until its first message names it.
-            .ensure_conversation(&session_id, None, "")
-            .await?)
-    }
-
-    /// A conversation with its messages and turn traces, oldest first.
-    #[tracing::instrument(skip_all, fields(session_id))]
-    pub async fn conversation(&self, session_id: &str) -> Result<ConversationDetail, ServiceError> {
-        tracing::Span::current().record("session_id", session_id);
-        check_session_id(session_id)?;
-        self.inner
-            .db
-            .conversation_detail(session_id)
-            .await?
-            .ok_or_else(|| {
-                ServiceError::NotFound(format!("conversation {session_id} does not exist"))
-            })
-    }
-
-    /// Subscribes to a conversation's live events (on every instance).
-    pub fn subscribe(&self, session_id: &str) -> broadcast::Receiver<AgentEvent> {
-        self.inner.hub.subscribe(session_id)
-    }
-
-    /// Subscribes to `approval_required` and `approval_decided` of every conversation.
-    pub fn subscribe_approvals(&self) -> broadcast::Receiver<AgentEvent> {
-        self.inner.hub.subscribe_approvals()
-    }
-
-    /// Waits up to `grace` for turns running in the background to end.
-    /// Each finished node is checkpointed, so a turn cut off here can be
-    /// inspected; its conversation lock expires after `stale_lock_after`.
+    /// Waits up to `grace` for turns running in the background to end, then
+    /// gives up the leases of those still running, so another instance (or
+    /// this one, restarted) resumes them from their last checkpoint at once.
     pub async fn shutdown(&self, grace: Duration) {
         let wait = async {
             loop {
@@ -241,10 +217,17 @@ impl Console {
             }
         };
         if tokio::time::timeout(grace, wait).await.is_err() {
-            tracing::warn!(
-                running = self.inner.in_flight.load(Ordering::SeqCst),
-                "shutting down with turns still running; they are checkpointed"
-            );
+            let running = self.inner.in_flight.load(Ordering::SeqCst);
+            match self.inner.db.release_leases(&self.inner.instance_id).await {
+                Ok(n) => tracing::warn!(
+                    running,
+                    released = n,
+                    "shutting down with turns still running; they resume from their checkpoints"
+                ),
+                Err(e) => {
+                    tracing::error!(error = %e, "could not give up the leases of running turns")
+                }
+            }
         }
     }
 
@@ -269,6 +252,53 @@ impl Drop for InFlight {
         if self.0.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.0.idle.notify_waiters();
         }
+    }
+}
+
+/// The tools, each waiting `delay` before it runs (a fault-test hook; the
+/// registry as it is when `delay` is zero).
+fn delayed(tools: ToolRegistry, delay: Duration) -> ToolRegistry {
+    if delay.is_zero() {
+        return tools;
+    }
+    let mut slowed = ToolRegistry::new();
+    for name in tools.names() {
+        if let Some(tool) = tools.get(name) {
+            slowed.register(Arc::new(Delayed {
+                tool: tool.clone(),
+                delay,
+            }));
+        }
+    }
+    slowed
+}
+
+struct Delayed {
+    tool: Arc<dyn Tool>,
+    delay: Duration,
+}
+
+#[async_trait]
+impl Tool for Delayed {
+    fn name(&self) -> &str {
+        self.tool.name()
+    }
+    fn description(&self) -> &str {
+        self.tool.description()
+    }
+    fn parameters(&self) -> serde_json::Value {
+        self.tool.parameters()
+    }
+    fn approval_reason(&self, args: &serde_json::Value) -> Option<String> {
+        self.tool.approval_reason(args)
+    }
+    async fn call(
+        &self,
+        ctx: &ToolContext,
+        args: serde_json::Value,
+    ) -> Result<serde_json::Value, ToolError> {
+        tokio::time::sleep(self.delay).await;
+        self.tool.call(ctx, args).await
     }
 }
 

@@ -6,14 +6,14 @@
 use std::time::Duration;
 
 use aics_db::Database;
-use aics_service::{Console, ConsoleConfig, ServiceError};
+use aics_service::{Console, ConsoleConfig, EventStream, ServiceError};
 use aics_types::{
     AgentEvent, ApprovalDecision, ApprovalStatus, HandlingState, MessageRole, Role, StopReason,
     ToolCallStatus, UserInfo,
 };
+use futures::StreamExt;
 use http::HeaderMap;
 use sqlx::SqlitePool;
-use tokio::sync::broadcast;
 
 const CHAIN: &str = "订单ORD-123一直没收到，帮我查一下并创建投诉工单";
 const API_TOKEN: &str = "test-api-token-0123456789";
@@ -64,13 +64,14 @@ fn approve() -> ApprovalDecision {
 }
 
 /// Events until (and including) `final`, or a panic after 20 s.
-async fn until_final(rx: &mut broadcast::Receiver<AgentEvent>) -> Vec<AgentEvent> {
+async fn until_final(rx: &mut EventStream) -> Vec<AgentEvent> {
     let mut seen = Vec::new();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+        let event = tokio::time::timeout(Duration::from_secs(20), rx.next())
             .await
             .expect("no final event within 20 s")
-            .expect("the event channel closed");
+            .expect("the event stream ended")
+            .event;
         let last = matches!(event, AgentEvent::Final { .. });
         seen.push(event);
         if last {
@@ -128,7 +129,7 @@ async fn seed_004_chain_pauses_and_resumes_after_approval(pool: SqlitePool) {
     let err = console.decide(&agent(), &id, approve()).await.unwrap_err();
     assert_eq!(err.status_code(), 403);
 
-    let mut events = console.subscribe(sid);
+    let mut events = console.conversation_events(sid, None).unwrap();
     let decided = console.decide(&supervisor(), &id, approve()).await.unwrap();
     assert_eq!(decided.status, ApprovalStatus::Approved);
     assert_eq!(decided.decided_by.as_deref(), Some("supervisor"));
@@ -196,7 +197,7 @@ async fn a_rejection_needs_a_reason_and_reaches_the_model(pool: SqlitePool) {
         .unwrap_err();
     assert_eq!(err.status_code(), 400);
 
-    let mut events = console.subscribe("rej");
+    let mut events = console.conversation_events("rej", None).unwrap();
     let rejected = console
         .decide(
             &supervisor(),
@@ -221,7 +222,7 @@ async fn the_token_decides_once(pool: SqlitePool) {
     let console = console(pool).await;
     let trace = console.chat(&agent(), "tok", CHAIN).await.unwrap();
     let id = trace.pending_tool_calls[0].id.clone();
-    let mut events = console.subscribe("tok");
+    let mut events = console.conversation_events("tok", None).unwrap();
     let with_token = ApprovalDecision {
         token: trace.approval_token.clone(),
         ..approve()
@@ -243,7 +244,7 @@ async fn racing_decisions_resume_exactly_once(pool: SqlitePool) {
     let console = console(pool).await;
     let trace = console.chat(&agent(), "race", CHAIN).await.unwrap();
     let id = trace.pending_tool_calls[0].id.clone();
-    let mut events = console.subscribe("race");
+    let mut events = console.conversation_events("race", None).unwrap();
     let boss = supervisor();
     let (a, b) = tokio::join!(
         console.decide(&boss, &id, approve()),
@@ -275,7 +276,7 @@ async fn racing_decisions_resume_exactly_once(pool: SqlitePool) {
 #[sqlx::test(migrations = false)]
 async fn a_failed_turn_keeps_the_message_and_stores_the_trace(pool: SqlitePool) {
     let console = console(pool).await;
-    let mut events = console.subscribe("fault");
+    let mut events = console.conversation_events("fault", None).unwrap();
     let trace = console
         .chat(&agent(), "fault", "[fault:error] where is ORD-123?")
         .await
@@ -352,7 +353,9 @@ async fn conversations_are_created_listed_and_sent_to(pool: SqlitePool) {
     let console = console(pool).await;
     let created = console.create_conversation().await.unwrap();
     assert_eq!(created.handling, HandlingState::Ai);
-    let mut events = console.subscribe(&created.session_id);
+    let mut events = console
+        .conversation_events(&created.session_id, None)
+        .unwrap();
     let id = console
         .send_message(&agent(), &created.session_id, "What is your return policy?")
         .await
@@ -477,7 +480,7 @@ async fn an_approval_after_a_restart() {
         .await
         .unwrap_err();
     assert!(matches!(err, ServiceError::Conflict(_)));
-    let mut events = console.subscribe("restart");
+    let mut events = console.conversation_events("restart", None).unwrap();
     console.decide(&supervisor(), &id, approve()).await.unwrap();
     let last = final_trace(&until_final(&mut events).await);
     assert!(last.reply.contains("TCK-"), "{}", last.reply);
@@ -494,7 +497,7 @@ async fn two_instances_on_one_postgres(pool: sqlx::PgPool) {
     let sid = "two-instances";
 
     // A's turn reaches a stream on B.
-    let mut on_b = b.subscribe(sid);
+    let mut on_b = b.conversation_events(sid, None).unwrap();
     let trace = a.chat(&agent(), sid, CHAIN).await.unwrap();
     assert!(trace.pending_approval);
     let seen = until_final(&mut on_b).await;
@@ -508,7 +511,7 @@ async fn two_instances_on_one_postgres(pool: sqlx::PgPool) {
     assert!(matches!(err, ServiceError::Conflict(_)));
 
     // Approved through B; a stream on A sees the resumed turn.
-    let mut on_a = a.subscribe(sid);
+    let mut on_a = a.conversation_events(sid, None).unwrap();
     let id = trace.pending_tool_calls[0].id.clone();
     let boss = supervisor();
     let (x, y) = tokio::join!(

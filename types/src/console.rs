@@ -95,6 +95,78 @@ pub struct ConversationDetail {
     pub summary: ConversationSummary,
     pub messages: Vec<ChatMessage>,
     pub turns: Vec<ChatTurnTraceResult>,
+    /// The run that holds the conversation now (running, paused for
+    /// approval, or resuming), if any.
+    #[serde(default)]
+    pub active_run: Option<RunInfo>,
+}
+
+/// Where a graph run stands. A conversation has at most one run that is
+/// running, paused or resuming: that run holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    /// Its owner runs it and renews its lease.
+    Running,
+    /// It waits for supervisors' decisions; nobody runs it.
+    Paused,
+    /// Every pending call was decided; its owner runs the rest.
+    Resuming,
+    /// It ended with a reply (or an explanation).
+    Finished,
+    /// It could not go on; its note says why. The customer's message is kept.
+    Failed,
+    /// A supervisor cancelled it.
+    Cancelled,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Paused => "paused",
+            Self::Resuming => "resuming",
+            Self::Finished => "finished",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "running" => Self::Running,
+            "paused" => Self::Paused,
+            "resuming" => Self::Resuming,
+            "finished" => Self::Finished,
+            "failed" => Self::Failed,
+            "cancelled" => Self::Cancelled,
+            _ => return None,
+        })
+    }
+
+    /// Whether the run still holds its conversation.
+    pub fn is_active(self) -> bool {
+        matches!(self, Self::Running | Self::Paused | Self::Resuming)
+    }
+}
+
+/// A graph run as the console shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunInfo {
+    pub graph_execution_id: String,
+    pub session_id: String,
+    pub state: RunState,
+    /// How many times it was started (more than 1 after a recovery).
+    pub attempts: u32,
+    /// Why it failed or was cancelled.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// Who cancelled it.
+    #[serde(default)]
+    pub ended_by: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 /// Where an approval stands.
@@ -104,6 +176,10 @@ pub enum ApprovalStatus {
     Pending,
     Approved,
     Rejected,
+    /// Its turn was cancelled before anyone decided.
+    Cancelled,
+    /// Its deadline passed before anyone decided.
+    Expired,
 }
 
 impl ApprovalStatus {
@@ -112,6 +188,8 @@ impl ApprovalStatus {
             Self::Pending => "pending",
             Self::Approved => "approved",
             Self::Rejected => "rejected",
+            Self::Cancelled => "cancelled",
+            Self::Expired => "expired",
         }
     }
 
@@ -120,6 +198,8 @@ impl ApprovalStatus {
             "pending" => Self::Pending,
             "approved" => Self::Approved,
             "rejected" => Self::Rejected,
+            "cancelled" => Self::Cancelled,
+            "expired" => Self::Expired,
             _ => return None,
         })
     }

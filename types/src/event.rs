@@ -73,11 +73,15 @@ pub enum AgentEvent {
     Final { trace: Box<ChatTurnTraceResult> },
     /// The turn failed; nothing the user typed was lost.
     Error { message: String },
+    /// This stream skipped events (the client fell behind, or reconnected
+    /// after more than the server keeps): reload the conversation from the
+    /// API, then go on with the events that follow.
+    Resync { reason: String },
 }
 
 impl AgentEvent {
     /// Every tag, for clients that subscribe to named SSE events.
-    pub const KINDS: [&'static str; 10] = [
+    pub const KINDS: [&'static str; 11] = [
         "turn_start",
         "node_start",
         "llm_token",
@@ -88,6 +92,7 @@ impl AgentEvent {
         "approval_decided",
         "final",
         "error",
+        "resync",
     ];
 
     /// The event's tag, used as the SSE `event:` name.
@@ -103,6 +108,7 @@ impl AgentEvent {
             Self::ApprovalDecided { .. } => "approval_decided",
             Self::Final { .. } => "final",
             Self::Error { .. } => "error",
+            Self::Resync { .. } => "resync",
         }
     }
 }

@@ -59,9 +59,10 @@ pub struct ToolCallRecord {
 }
 
 /// The heuristic intent label the `route` node gives a customer message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Intent {
+    #[default]
     Consult,
     Order,
     Complaint,
@@ -92,8 +93,11 @@ pub enum StopReason {
     ToolLoopLimit,
     /// A sensitive tool call waits for a supervisor: the turn is paused.
     AwaitingApproval,
-    /// The model or the engine failed; the trace says what happened.
+    /// The model or the engine failed, or the turn was cut short by a
+    /// restart it could not continue from; the trace says what happened.
     Error,
+    /// A supervisor cancelled the turn.
+    Cancelled,
 }
 
 impl StopReason {
@@ -104,6 +108,7 @@ impl StopReason {
             Self::ToolLoopLimit => "tool_loop_limit",
             Self::AwaitingApproval => "awaiting_approval",
             Self::Error => "error",
+            Self::Cancelled => "cancelled",
         }
     }
 }
@@ -143,7 +148,7 @@ pub struct PendingToolCall {
 ///
 /// It is returned by `POST /api/chat`, sent as the `final` stream event and
 /// stored with the turn, so the console can show it again after a reload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatTurnTraceResult {
     /// The id of this graph run; its checkpoints are listed under it.

@@ -7,12 +7,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use aics_graph::{
-    Checkpoint, CheckpointError, Checkpointer, Graph, GraphError, RunOutcome, RunStatus,
+    Checkpoint, CheckpointError, Checkpointer, Graph, GraphError, Observer, RunOutcome, RunStatus,
 };
-use aics_types::{AgentEvent, ChatTurnTraceResult, StopReason};
+use aics_types::{ChatTurnTraceResult, StopReason};
 
 use super::config::SupportConfig;
-use super::events::EventSink;
 use super::graph::build_graph;
 use super::heuristics::is_chinese;
 use super::replies::explanatory_reply;
@@ -138,21 +137,18 @@ impl SupportAgent {
         &self.shared.tools
     }
 
-    /// Runs one chat turn: `turn_start`, node and tool events, tokens,
-    /// `approval_required` when it pauses, then `final` with the trace
-    /// (preceded by `error` when the model failed).
-    #[tracing::instrument(skip_all, fields(session_id = %input.session_id))]
+    /// Runs one chat turn as run `graph_execution_id` (the caller mints it
+    /// and owns the turn): the observer hears node starts and ends, tokens
+    /// and tool calls; the trace says how it ended (paused for approval,
+    /// answered, or failed with stop reason `error`).
+    #[tracing::instrument(skip_all, fields(session_id = %input.session_id, graph_execution_id))]
     pub async fn run_turn(
         &self,
+        graph_execution_id: &str,
         input: TurnInput,
-        events: EventSink,
+        observer: &dyn Observer<SupportState>,
     ) -> Result<ChatTurnTraceResult, AgentError> {
-        let id = uuid::Uuid::new_v4().to_string();
-        events.emit(AgentEvent::TurnStart {
-            session_id: input.session_id.clone(),
-            graph_execution_id: id.clone(),
-            resumed: false,
-        });
+        tracing::Span::current().record("graph_execution_id", graph_execution_id);
         let cfg = &self.shared.config;
         let turn_start = input.history.len();
         let mut messages = input.history;
@@ -160,7 +156,7 @@ impl SupportAgent {
         let state = SupportState {
             session_id: input.session_id,
             customer_id: input.customer_id,
-            graph_execution_id: id.clone(),
+            graph_execution_id: graph_execution_id.to_owned(),
             user_message: input.message,
             messages,
             turn_start,
@@ -174,31 +170,29 @@ impl SupportAgent {
         let started = Instant::now();
         let result = self
             .graph
-            .invoke(&id, state, self.checkpointer.as_ref(), &events)
+            .invoke(
+                graph_execution_id,
+                state,
+                self.checkpointer.as_ref(),
+                observer,
+            )
             .await;
-        self.conclude(&id, result, started, &events).await
+        self.conclude(graph_execution_id, result, started).await
     }
 
-    /// Continues a turn paused for approval with decisions keyed by
-    /// tool-call id. Calls left undecided pause it again;
-    /// resuming a finished turn runs nothing and returns its trace.
+    /// Continues a run from its newest checkpoint: a turn paused for
+    /// approval with decisions keyed by tool-call id (calls left undecided
+    /// pause it again), or a turn that a crash cut short (it continues where
+    /// its last checkpoint stands; decisions of calls already decided are
+    /// ignored). Resuming a finished run runs nothing and returns its trace.
     #[tracing::instrument(skip_all, fields(graph_execution_id))]
     pub async fn resume(
         &self,
         graph_execution_id: &str,
         decisions: HashMap<String, Decision>,
-        events: EventSink,
+        observer: &dyn Observer<SupportState>,
     ) -> Result<ChatTurnTraceResult, AgentError> {
-        let latest = self
-            .graph
-            .snapshot(self.checkpointer.as_ref(), graph_execution_id)
-            .await?
-            .ok_or_else(|| AgentError::UnknownRun(graph_execution_id.to_owned()))?;
-        events.emit(AgentEvent::TurnStart {
-            session_id: latest.state.session_id,
-            graph_execution_id: graph_execution_id.to_owned(),
-            resumed: true,
-        });
+        tracing::Span::current().record("graph_execution_id", graph_execution_id);
         let started = Instant::now();
         let result = self
             .graph
@@ -206,11 +200,10 @@ impl SupportAgent {
                 graph_execution_id,
                 decisions,
                 self.checkpointer.as_ref(),
-                &events,
+                observer,
             )
             .await;
-        self.conclude(graph_execution_id, result, started, &events)
-            .await
+        self.conclude(graph_execution_id, result, started).await
     }
 
     /// The trace of a turn as its newest checkpoint shows it.
@@ -264,24 +257,14 @@ impl SupportAgent {
         id: &str,
         result: Result<RunOutcome<SupportState>, GraphError>,
         started: Instant,
-        events: &EventSink,
     ) -> Result<ChatTurnTraceResult, AgentError> {
-        let trace = match result {
-            Ok(outcome) => build_trace(&outcome.state, &outcome.path, &outcome.status),
-            Err(GraphError::UnknownThread(t)) => return Err(AgentError::UnknownRun(t)),
-            Err(GraphError::Checkpoint(e)) => {
-                events.emit(AgentEvent::Error {
-                    message: "the turn could not be saved".into(),
-                });
-                return Err(AgentError::Checkpoint(e));
-            }
+        match result {
+            Ok(outcome) => Ok(build_trace(&outcome.state, &outcome.path, &outcome.status)),
+            Err(e @ (GraphError::UnknownThread(_) | GraphError::Checkpoint(_))) => Err(e.into()),
             // The run broke off (step limit, a node failed): report it as an
             // error turn, built from the last step that was saved.
             Err(e) => {
                 tracing::error!(graph_execution_id = id, error = %e, "turn failed");
-                events.emit(AgentEvent::Error {
-                    message: e.to_string(),
-                });
                 let latest = self.graph.snapshot(self.checkpointer.as_ref(), id).await;
                 let Ok(Some(latest)) = latest else {
                     return Err(AgentError::Graph(e));
@@ -294,12 +277,8 @@ impl SupportAgent {
                     state.final_reply =
                         explanatory_reply(StopReason::Error, is_chinese(&state.user_message));
                 }
-                build_trace(&state, &latest.path, &RunStatus::Finished)
+                Ok(build_trace(&state, &latest.path, &RunStatus::Finished))
             }
-        };
-        events.emit(AgentEvent::Final {
-            trace: Box::new(trace.clone()),
-        });
-        Ok(trace)
+        }
     }
 }

@@ -1,5 +1,8 @@
 //! [`EventSink`]: the observer that turns a run of the support graph into the
-//! console's [`AgentEvent`]s, sent into a channel the caller drains.
+//! console's [`AgentEvent`]s (node starts and ends, tokens, tool calls), sent
+//! into a channel the caller drains. The events of the turn's lifecycle
+//! (`turn_start`, `approval_required`, `final`, `error`) are not the engine's:
+//! the service sends them once it has stored what they announce.
 //!
 //! Sending never waits: the channel is unbounded, so a slow consumer never
 //! slows the turn (a turn's events are bounded by the turn itself). When the
@@ -75,7 +78,7 @@ impl Observer<SupportState> for EventSink {
 
     fn checkpoint_saved(&self, _checkpoint: &Checkpoint) {}
 
-    fn progress(&self, thread_id: &str, _node: &str, progress: Progress) {
+    fn progress(&self, _thread_id: &str, _node: &str, progress: Progress) {
         let event = match progress {
             Progress::Token(token) => AgentEvent::LlmToken {
                 token,
@@ -98,17 +101,6 @@ impl Observer<SupportState> for EventSink {
                 status: record.status,
                 duration_ms: record.duration_ms.unwrap_or_default(),
                 record,
-            },
-            Progress::ApprovalRequired { session_id, call } => AgentEvent::ApprovalRequired {
-                tool: call.tool,
-                args: call.args,
-                id: call.id,
-                session_id,
-                graph_execution_id: thread_id.to_owned(),
-                reason: call.reason,
-            },
-            Progress::ModelFailed(message) => AgentEvent::Error {
-                message: format!("the model failed: {message}"),
             },
         };
         self.emit(event);

@@ -102,6 +102,7 @@ mod tests {
         // Unknown tools are never held: the tools node reports them.
         let unknown = ToolCall {
             id: "x".into(),
+            provider_id: None,
             name: "nope".into(),
             arguments: json!({}),
         };

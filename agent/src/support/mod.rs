@@ -7,11 +7,12 @@
 //! ```
 //!
 //! [`SupportAgent`] runs one chat turn ([`SupportAgent::run_turn`]) or
-//! continues a turn paused for approval ([`SupportAgent::resume`]); both
-//! stream [`aics_types::AgentEvent`]s into an [`EventSink`] and return the
-//! turn's [`aics_types::ChatTurnTraceResult`]. A failing model does not fail
-//! the call: the turn ends with an `error` event and a trace whose stop
-//! reason is `error`, so the server can store it like any other turn.
+//! continues a paused or interrupted one ([`SupportAgent::resume`]); both
+//! report progress to an observer ([`EventSink`] turns it into
+//! [`aics_types::AgentEvent`]s) and return the turn's
+//! [`aics_types::ChatTurnTraceResult`]. The caller owns the turn: it names
+//! the run, stores the outcome and announces it. A failing model does not
+//! fail the call: the turn ends with a trace whose stop reason is `error`.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -28,12 +29,11 @@
 //!     SupportConfig::default(),
 //! );
 //! let (events, mut rx) = EventSink::channel();
-//! let forward = tokio::spawn(async move { while let Some(_ev) = rx.recv().await { /* → SSE */ } });
 //! let trace = agent
-//!     .run_turn(TurnInput::new("s1", "Where is my order ORD-123?"), events)
+//!     .run_turn("run-1", TurnInput::new("s1", "Where is my order ORD-123?"), &events)
 //!     .await
 //!     .unwrap();
-//! forward.await.unwrap();
+//! assert!(rx.try_recv().is_ok(), "node, token and tool events arrived");
 //! assert!(trace.reply.contains("ORD-123"));
 //! assert_eq!(trace.tool_calls[0].name, "order_query");
 //! # });

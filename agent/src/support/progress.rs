@@ -1,7 +1,9 @@
 //! What the support graph's nodes report while they run: streamed text and
 //! tool calls starting and ending, through [`aics_graph::NodeContext::progress`].
+//! Nothing else: what a turn decides (a pause for approval, a failure, its
+//! end) is in its outcome, which the service stores before it tells anyone.
 
-use aics_types::{PendingToolCall, ToolCallRecord};
+use aics_types::ToolCallRecord;
 
 /// One piece of progress of a running turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,11 +16,4 @@ pub enum Progress {
     ToolStarted(ToolCallRecord),
     /// A tool call ended; the record holds its result.
     ToolFinished(ToolCallRecord),
-    /// A sensitive call waits for a supervisor.
-    ApprovalRequired {
-        session_id: String,
-        call: PendingToolCall,
-    },
-    /// The model call failed; the turn ends with stop reason `error`.
-    ModelFailed(String),
 }

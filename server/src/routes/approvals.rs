@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 use crate::error::HttpError;
 use crate::extract::{Json, Path, Query};
-use crate::routes::{broadcast_events, sse};
+use crate::routes::{last_event_id, sse};
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
@@ -46,11 +46,15 @@ async fn list(
     Ok(Json(console.list_approvals(pending).await?))
 }
 
+/// Every conversation's `approval_required` and `approval_decided`; a
+/// reconnecting client is told to `resync` (reload the queue).
 async fn events(
     State(console): State<Console>,
     State(shutdown): State<watch::Receiver<bool>>,
+    headers: axum::http::HeaderMap,
 ) -> impl IntoResponse {
-    sse(broadcast_events(console.subscribe_approvals()), shutdown)
+    let reconnected = last_event_id(&headers).is_some();
+    sse(console.approval_events(reconnected), shutdown)
 }
 
 async fn one(

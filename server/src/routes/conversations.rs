@@ -9,12 +9,13 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Extension, Router};
+use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use crate::error::HttpError;
 use crate::extract::{Json, Path};
-use crate::routes::{broadcast_events, sse};
+use crate::routes::{last_event_id, sse};
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
@@ -30,6 +31,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/chat", post(chat))
         .route("/api/chat/stream", post(chat_stream))
         .route("/api/turns/{graph_execution_id}", get(turn))
+        .route("/api/turns/{graph_execution_id}/cancel", post(cancel))
 }
 
 async fn list(State(console): State<Console>) -> Result<Json<Vec<ConversationSummary>>, HttpError> {
@@ -52,17 +54,17 @@ async fn detail(
     Ok(Json(console.conversation(&session_id).await?))
 }
 
-/// The conversation's live events (of every instance) as they happen.
+/// The conversation's live events (of every instance) as they happen; a
+/// client that reconnects with `Last-Event-ID` first gets what it missed.
 async fn events(
     State(console): State<Console>,
     State(shutdown): State<watch::Receiver<bool>>,
     Path(session_id): Path<String>,
+    headers: axum::http::HeaderMap,
 ) -> Result<impl IntoResponse, HttpError> {
-    aics_types::validate_session_id(&session_id).map_err(aics_service::ServiceError::Invalid)?;
-    Ok(sse(
-        broadcast_events(console.subscribe(&session_id)),
-        shutdown,
-    ))
+    let last = last_event_id(&headers);
+    let events = console.conversation_events(&session_id, last.as_deref())?;
+    Ok(sse(events, shutdown))
 }
 
 #[derive(Deserialize)]
@@ -108,12 +110,43 @@ async fn chat_stream(
     Extension(user): Extension<UserInfo>,
     Json(body): Json<ChatRequest>,
 ) -> Result<impl IntoResponse, HttpError> {
-    let rx = console
+    let events = console
         .chat_stream(&user, &body.session_id, &body.message)
         .await?;
     Ok(sse(
-        tokio_stream::wrappers::ReceiverStream::new(rx),
+        events.map(|event| aics_service::LiveEvent { id: None, event }),
         shutdown,
+    ))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CancelRequest {
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+/// Supervisors: stops a running or paused turn; the conversation accepts
+/// messages again.
+async fn cancel(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path(graph_execution_id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Json<ChatTurnTraceResult>, HttpError> {
+    // The body is optional: none, or `{"reason": "…"}`.
+    let request: CancelRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        CancelRequest::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| {
+            aics_service::ServiceError::Invalid(format!("the body is not a cancel request: {e}"))
+        })?
+    };
+    let reason = request.reason;
+    Ok(Json(
+        console
+            .cancel_turn(&user, &graph_execution_id, reason.as_deref())
+            .await?,
     ))
 }
 

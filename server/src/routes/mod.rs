@@ -8,8 +8,7 @@ pub mod ops;
 
 use std::convert::Infallible;
 
-use aics_service::OpenStreamGuard;
-use aics_types::AgentEvent;
+use aics_service::{LiveEvent, OpenStreamGuard};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Router;
 use futures::{Stream, StreamExt};
@@ -41,10 +40,12 @@ pub fn api_router(state: &AppState) -> Router<AppState> {
         .layer(axum::middleware::from_fn(json_errors))
 }
 
-/// Events as server-sent events named by their tag, counted as an open
-/// stream while alive, ended when the server shuts down.
+/// Events as server-sent events named by their tag (with their sequence
+/// number as the SSE `id`, which a reconnecting `EventSource` sends back as
+/// `Last-Event-ID`), counted as an open stream while alive, ended when the
+/// server shuts down.
 pub fn sse(
-    events: impl Stream<Item = AgentEvent> + Send + 'static,
+    events: impl Stream<Item = LiveEvent> + Send + 'static,
     mut shutdown: watch::Receiver<bool>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let guard = OpenStreamGuard::new();
@@ -52,30 +53,26 @@ pub fn sse(
         let _ = shutdown.wait_for(|down| *down).await;
     };
     let stream = events
-        .filter_map(move |event| {
+        .filter_map(move |live| {
             // The guard lives as long as the stream.
             let _alive = &guard;
-            let out = serde_json::to_string(&event)
-                .ok()
-                .map(|data| Ok(Event::default().event(event.kind()).data(data)));
+            let out = serde_json::to_string(&live.event).ok().map(|data| {
+                let event = Event::default().event(live.event.kind()).data(data);
+                Ok(match live.id {
+                    Some(id) => event.id(id.to_string()),
+                    None => event,
+                })
+            });
             futures::future::ready(out)
         })
         .take_until(Box::pin(stopped));
     Sse::new(stream).keep_alive(KeepAlive::default())
 }
 
-/// A broadcast receiver as a stream; a lagging subscriber skips what it
-/// missed (everything is stored; a reload shows it).
-pub fn broadcast_events(
-    rx: tokio::sync::broadcast::Receiver<AgentEvent>,
-) -> impl Stream<Item = AgentEvent> + Send + 'static {
-    tokio_stream::wrappers::BroadcastStream::new(rx).filter_map(|item| {
-        futures::future::ready(match item {
-            Ok(event) => Some(event),
-            Err(e) => {
-                tracing::warn!(error = %e, "an event stream fell behind");
-                None
-            }
-        })
-    })
+/// The `Last-Event-ID` a reconnecting client sent, if any.
+pub fn last_event_id(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
 }

@@ -34,6 +34,11 @@ pub fn loop_detected(s: &SupportState, threshold: f64) -> bool {
         && similarity(&s.tool_result_history[n - 2], &s.tool_result_history[n - 1]) >= threshold
 }
 
+/// A new id of ours for a tool call: `call_` and 32 hex digits.
+pub fn new_call_id() -> String {
+    format!("call_{}", uuid::Uuid::new_v4().simple())
+}
+
 /// Calls the model and decides whether the turn needs tools.
 pub struct Agent(pub(crate) Arc<Shared>);
 
@@ -82,15 +87,28 @@ impl Agent {
         Ok(response)
     }
 
-    /// Gives every call a non-empty id, unique within the turn: approvals
-    /// and idempotency keys depend on it, and some servers send none.
-    fn fix_ids(s: &SupportState, calls: &mut [ToolCall]) {
-        let mut seen: HashSet<String> = s.tool_records.iter().map(|r| r.id.clone()).collect();
+    /// Gives every call our id, unique across all runs: approvals, the
+    /// idempotency keys of side effects and the console depend on it, and
+    /// providers send none, blank ones, or the same `call_0` in every
+    /// conversation. The provider's id is kept for the messages sent back to
+    /// it, unless it is blank or repeats one of this conversation.
+    fn assign_ids(s: &SupportState, calls: &mut [ToolCall]) {
+        let mut seen: HashSet<String> = s
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::Assistant { tool_calls, .. } => Some(tool_calls),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|c| c.provider_id.clone())
+            .collect();
         for c in calls.iter_mut() {
-            if c.id.trim().is_empty() || seen.contains(&c.id) {
-                c.id = format!("call_{}", uuid::Uuid::new_v4().simple());
-            }
-            seen.insert(c.id.clone());
+            c.id = new_call_id();
+            c.provider_id = c
+                .provider_id
+                .take()
+                .filter(|p| !p.trim().is_empty() && seen.insert(p.clone()));
         }
     }
 
@@ -124,7 +142,7 @@ impl Agent {
         } else if s.engine == EngineKind::Linear {
             calls.truncate(1);
         }
-        Self::fix_ids(s, &mut calls);
+        Self::assign_ids(s, &mut calls);
         if calls.is_empty() {
             s.stop = true;
             s.stop_reason = Some(self.stop_reason_for_answer(s, limit));
@@ -176,12 +194,8 @@ impl Agent {
             match parse_plan(&response.content) {
                 Some(Plan::CallTool { tool, input }) => {
                     let spec = specs.iter().find(|t| t.name == tool);
-                    let mut calls = vec![ToolCall {
-                        id: format!("plan_{}", uuid::Uuid::new_v4().simple()),
-                        arguments: plan_arguments(input, spec),
-                        name: tool,
-                    }];
-                    Self::fix_ids(s, &mut calls);
+                    let mut calls = vec![ToolCall::new(tool, plan_arguments(input, spec))];
+                    Self::assign_ids(s, &mut calls);
                     s.messages.push(Message::Assistant {
                         content: String::new(),
                         tool_calls: calls,
@@ -246,7 +260,6 @@ impl Node<SupportState> for Agent {
             s.stop = true;
             s.stop_reason = Some(StopReason::Error);
             s.error = Some(e.to_string());
-            ctx.progress(Progress::ModelFailed(e.to_string()));
         }
         Ok(Next::Continue)
     }

@@ -5,14 +5,14 @@
 use std::sync::Arc;
 
 use aics_graph::{Interrupt, Next, Node, NodeContext, NodeError};
-use aics_types::{PendingToolCall, ToolCallStatus};
+use aics_types::ToolCallStatus;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::record;
 use crate::support::agent::Shared;
 use crate::support::graph::approval_reason;
-use crate::support::{Progress, SupportState};
+use crate::support::SupportState;
 
 /// Holds sensitive calls for a supervisor.
 pub struct Approval(pub(crate) Arc<Shared>);
@@ -48,15 +48,6 @@ impl Node<SupportState> for Approval {
                 Value::Null,
                 ToolCallStatus::Pending,
             ));
-            ctx.progress(Progress::ApprovalRequired {
-                session_id: s.session_id.clone(),
-                call: PendingToolCall {
-                    id: call.id.clone(),
-                    tool: call.name.clone(),
-                    args: call.arguments.clone(),
-                    reason: reason.clone(),
-                },
-            });
             interrupts.push(Interrupt::new(
                 call.id.clone(),
                 json!({ "tool": call.name, "args": call.arguments, "reason": reason }),

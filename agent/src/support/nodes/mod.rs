@@ -14,7 +14,7 @@ mod memory_trigger;
 mod route;
 mod tools;
 
-pub use agent::{loop_detected, Agent};
+pub use agent::{loop_detected, new_call_id, Agent};
 pub use approval::Approval;
 pub use finalize::Finalize;
 pub use init_state::InitState;
@@ -91,6 +91,7 @@ pub(crate) mod test_support {
     pub(crate) fn ticket(id: &str, category: &str) -> ToolCall {
         ToolCall {
             id: id.into(),
+            provider_id: None,
             name: "ticket_create".into(),
             arguments: json!({"category": category, "summary": "s"}),
         }

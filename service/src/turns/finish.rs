@@ -1,0 +1,256 @@
+//! Storing what a run ended with, then announcing it: a paused run's
+//! approvals (with the single-use token minted here) or a finished run's
+//! reply are written in one transaction with the trace and the run's state;
+//! only after that commit do `approval_required`, `error` and `final` go
+//! out, each exactly once.
+
+use std::collections::HashSet;
+
+use aics_agent::AgentError;
+use aics_db::runs::Ending;
+use aics_db::{DbError, NewApproval};
+use aics_types::{
+    AgentEvent, ChatTurnTraceResult, MessageRole, RunState, StopReason, ToolCallStatus,
+};
+
+use crate::error::ServiceError;
+use crate::hub::Publisher;
+use crate::{metrics, Console};
+
+/// What the conversation shows for a turn a restart cut short for good.
+pub(crate) const INTERRUPTED_NOTE: &str = "This turn was interrupted by a restart and could not \
+     be continued. The customer's message above is kept; please send it again.";
+
+/// What the streams are told when a turn fails; the detail is in its trace.
+const FAILED_EVENT: &str = "the turn failed; the message is kept, please try again";
+
+impl Console {
+    /// Stores the outcome of run `graph_execution_id` and announces it.
+    pub(crate) async fn finish_run(
+        &self,
+        publisher: &Publisher,
+        graph_execution_id: &str,
+        result: Result<ChatTurnTraceResult, AgentError>,
+        recovering: bool,
+        counted: &HashSet<String>,
+    ) -> Result<ChatTurnTraceResult, ServiceError> {
+        let mut trace = match result {
+            Ok(trace) => trace,
+            // Recovered, but nothing of it was ever checkpointed.
+            Err(AgentError::UnknownRun(_)) if recovering => {
+                return self
+                    .fail_run(publisher, graph_execution_id, INTERRUPTED_NOTE)
+                    .await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "turn failed without a trace");
+                metrics::record_failed_turn();
+                publisher.publish(AgentEvent::Error {
+                    message: FAILED_EVENT.into(),
+                });
+                // The run keeps its state; its lease runs out now that this
+                // task ends, and recovery tries again from its checkpoint.
+                return Err(e.into());
+            }
+        };
+        // The price table lives with the provider's configuration.
+        trace.cost_usd = self.inner.config.provider.cost_usd(&trace.usage);
+        let stored = if trace.pending_approval {
+            self.pause(publisher, &mut trace).await
+        } else {
+            self.end(publisher, &trace).await
+        };
+        match stored {
+            Ok(()) => {
+                metrics::record_turn(&trace, counted);
+                Ok(trace)
+            }
+            Err(DbError::LeaseLost(_)) => {
+                tracing::warn!("the run was cancelled or taken over; its outcome is not stored");
+                Err(ServiceError::Conflict(
+                    "the turn was stopped: it was cancelled or taken over".into(),
+                ))
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "could not store the turn");
+                publisher.publish(AgentEvent::Error {
+                    message: "the turn could not be saved; it will be retried".into(),
+                });
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Pauses the run: its approvals (one per pending call, one token for
+    /// them all) and trace in one transaction, then `approval_required` for
+    /// each and `final`. The token goes to the caller only.
+    async fn pause(
+        &self,
+        publisher: &Publisher,
+        trace: &mut ChatTurnTraceResult,
+    ) -> Result<(), DbError> {
+        let token = aics_db::tokens::new_token();
+        let approvals: Vec<NewApproval> = trace
+            .pending_tool_calls
+            .iter()
+            .map(|call| NewApproval {
+                id: call.id.clone(),
+                session_id: trace.session_id.clone(),
+                graph_execution_id: trace.graph_execution_id.clone(),
+                tool: call.tool.clone(),
+                proposed_args: call.args.clone(),
+                policy_reason: call.reason.clone(),
+            })
+            .collect();
+        let stored = self
+            .inner
+            .db
+            .pause_run(&self.inner.instance_id, trace, &approvals, &token)
+            .await?;
+        self.refresh_pending_gauge().await;
+        for approval in stored {
+            let event = AgentEvent::ApprovalRequired {
+                tool: approval.tool,
+                args: approval.proposed_args,
+                id: approval.id,
+                session_id: trace.session_id.clone(),
+                graph_execution_id: trace.graph_execution_id.clone(),
+                reason: approval.policy_reason,
+            };
+            publisher.publish(event.clone());
+            self.inner.hub.publish_approvals(event);
+        }
+        publisher.publish(AgentEvent::Final {
+            trace: Box::new(trace.clone()),
+        });
+        trace.approval_token = Some(token);
+        Ok(())
+    }
+
+    /// Ends the run: its trace, its reply (or, for a failed turn, its
+    /// explanation as a note) and its state in one transaction, then
+    /// `error` when it failed, and `final`.
+    async fn end(&self, publisher: &Publisher, trace: &ChatTurnTraceResult) -> Result<(), DbError> {
+        let failed = trace.stop_reason == Some(StopReason::Error);
+        let role = if failed {
+            MessageRole::System
+        } else {
+            MessageRole::Assistant
+        };
+        let ending = Ending {
+            state: if failed {
+                RunState::Failed
+            } else {
+                RunState::Finished
+            },
+            message: (!trace.reply.is_empty()).then_some((role, trace.reply.as_str())),
+            note: trace.error.as_deref(),
+        };
+        self.inner
+            .db
+            .end_run(&self.inner.instance_id, trace, ending)
+            .await?;
+        // A resumed turn ends the last of its approvals' lives.
+        self.refresh_pending_gauge().await;
+        if failed {
+            publisher.publish(AgentEvent::Error {
+                message: FAILED_EVENT.into(),
+            });
+        }
+        publisher.publish(AgentEvent::Final {
+            trace: Box::new(trace.clone()),
+        });
+        Ok(())
+    }
+
+    /// Ends a run this instance holds as failed with `note`: the trace of
+    /// its last checkpoint (or a bare one), the note shown in the
+    /// conversation, the conversation free again.
+    pub(crate) async fn fail_run(
+        &self,
+        publisher: &Publisher,
+        graph_execution_id: &str,
+        note: &str,
+    ) -> Result<ChatTurnTraceResult, ServiceError> {
+        let mut trace = self.last_trace(graph_execution_id).await?;
+        trace.stop_reason = Some(StopReason::Error);
+        trace.error = Some(note.to_owned());
+        trace.reply = note.to_owned();
+        trace.pending_approval = false;
+        trace.pending_tool_calls.clear();
+        for call in &mut trace.tool_calls {
+            if matches!(
+                call.status,
+                ToolCallStatus::Pending | ToolCallStatus::Running
+            ) {
+                call.status = ToolCallStatus::Error;
+            }
+        }
+        self.inner
+            .db
+            .end_run(
+                &self.inner.instance_id,
+                &trace,
+                Ending {
+                    state: RunState::Failed,
+                    message: Some((MessageRole::System, note)),
+                    note: Some(note),
+                },
+            )
+            .await?;
+        metrics::record_failed_turn();
+        publisher.publish(AgentEvent::Error {
+            message: note.to_owned(),
+        });
+        publisher.publish(AgentEvent::Final {
+            trace: Box::new(trace.clone()),
+        });
+        Ok(trace)
+    }
+
+    /// Frees a conversation whose turn never got going (its message could
+    /// not be stored).
+    pub(crate) async fn fail_unstarted(
+        &self,
+        graph_execution_id: &str,
+        session_id: &str,
+        note: &str,
+    ) -> Result<(), ServiceError> {
+        tracing::warn!(session_id, note, "a turn could not start");
+        self.inner
+            .db
+            .abandon_run(graph_execution_id, &self.inner.instance_id, note)
+            .await?;
+        Ok(())
+    }
+
+    /// The trace of a run as its last checkpoint shows it, or a bare one
+    /// when it has none (its run row says whose it is).
+    pub(crate) async fn last_trace(
+        &self,
+        graph_execution_id: &str,
+    ) -> Result<ChatTurnTraceResult, ServiceError> {
+        match self.inner.agent.trace(graph_execution_id).await {
+            Ok(trace) => Ok(trace),
+            Err(AgentError::UnknownRun(_)) => {
+                let run = self
+                    .inner
+                    .db
+                    .run(graph_execution_id)
+                    .await?
+                    .ok_or_else(|| {
+                        ServiceError::NotFound(format!("turn {graph_execution_id} does not exist"))
+                    })?;
+                Ok(ChatTurnTraceResult {
+                    graph_execution_id: run.graph_execution_id,
+                    session_id: run.session_id,
+                    engine: self.inner.config.engine.as_str().to_owned(),
+                    model: self.inner.model_info.model.clone(),
+                    started_at: run.created_at,
+                    ..ChatTurnTraceResult::default()
+                })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! The turn lifecycle, owned here and nowhere else: the service names each
+//! run (its graph execution id), holds the conversation for it (one active
+//! run per conversation, across instances), runs it in a task that renews
+//! its lease, stores its outcome in one transaction, and only then
+//! announces it (`approval_required`, `error`, `final`). A run whose owner
+//! died is taken over by the recovery sweep of any instance; a supervisor
+//! can always cancel one. docs/ARCHITECTURE.md tells the whole story.
+//!
+//! # Layout
+//! - this file: the calls the routes make (send, chat, stream, list, read).
+//! - `start`: a new turn: checks, the run row, the customer's message.
+//! - `task`: the run's task: its events, its lease, the engine call.
+//! - `finish`: storing and announcing what a run ended with.
+//! - `cancel`: a supervisor stops a run.
+//! - `recovery`: the sweep that resumes runs whose owner died.
+
+mod cancel;
+mod finish;
+mod recovery;
+mod start;
+mod task;
+
+use aics_types::{AgentEvent, ChatTurnTraceResult, UserInfo};
+use futures::stream::{self, BoxStream, StreamExt};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::error::ServiceError;
+use crate::{check_id, check_session_id, Console};
+
+pub(crate) use recovery::decisions_of;
+pub(crate) use task::Job;
+
+impl Console {
+    /// Stores the message, starts the turn in the background and returns its
+    /// graph execution id; its events go to the conversation's streams.
+    /// 409 while a turn of the conversation runs or waits for approval.
+    #[tracing::instrument(skip_all, fields(session_id, user = %user.username))]
+    pub async fn send_message(
+        &self,
+        user: &UserInfo,
+        session_id: &str,
+        message: &str,
+    ) -> Result<String, ServiceError> {
+        tracing::Span::current().record("session_id", session_id);
+        let started = self.start_turn(session_id, message).await?;
+        Ok(started.graph_execution_id)
+    }
+
+    /// The same, waiting for the turn to end or pause; returns its trace
+    /// (with the single-use approval token when it paused).
+    #[tracing::instrument(skip_all, fields(session_id, user = %user.username))]
+    pub async fn chat(
+        &self,
+        user: &UserInfo,
+        session_id: &str,
+        message: &str,
+    ) -> Result<ChatTurnTraceResult, ServiceError> {
+        tracing::Span::current().record("session_id", session_id);
+        let started = self.start_turn(session_id, message).await?;
+        self.outcome_of(&started.graph_execution_id, started.done)
+            .await
+    }
+
+    /// Starts a turn and streams this turn's events, ending with `final`
+    /// (whose trace carries the approval token when it paused) or `error`.
+    /// The stream reads the conversation's hub like every other stream: a
+    /// client that does not read falls behind alone (and gets `resync`);
+    /// `final` comes from the turn's own outcome, so it is never lost.
+    #[tracing::instrument(skip_all, fields(session_id, user = %user.username))]
+    pub async fn chat_stream(
+        &self,
+        user: &UserInfo,
+        session_id: &str,
+        message: &str,
+    ) -> Result<BoxStream<'static, AgentEvent>, ServiceError> {
+        tracing::Span::current().record("session_id", session_id);
+        check_session_id(session_id)?;
+        // Subscribed before the turn starts, so its first event is seen.
+        let (_, rx) = self.inner.hub.subscribe(session_id, None);
+        let started = self.start_turn(session_id, message).await?;
+        let run = started.graph_execution_id.clone();
+        let console = self.clone();
+        enum Step {
+            Events(tokio::sync::broadcast::Receiver<std::sync::Arc<crate::hub::Sequenced>>),
+            Done,
+        }
+        let events = stream::unfold((Step::Events(rx), started.done), move |(step, done)| {
+            let run = run.clone();
+            let console = console.clone();
+            async move {
+                match step {
+                    Step::Events(mut rx) => loop {
+                        match rx.recv().await {
+                            Ok(e) if e.run.as_deref() == Some(run.as_str()) => {
+                                if let AgentEvent::Final { .. } = e.event {
+                                    // The outcome follows, with its token.
+                                    let last = console.outcome_event(&run, done).await;
+                                    return Some((last, (Step::Done, None)));
+                                }
+                                return Some((e.event.clone(), (Step::Events(rx), done)));
+                            }
+                            Ok(_) => continue,
+                            Err(RecvError::Lagged(_)) => {
+                                let resync = AgentEvent::Resync {
+                                    reason: "this stream fell behind".into(),
+                                };
+                                return Some((resync, (Step::Events(rx), done)));
+                            }
+                            Err(RecvError::Closed) => {
+                                let last = console.outcome_event(&run, done).await;
+                                return Some((last, (Step::Done, None)));
+                            }
+                        }
+                    },
+                    Step::Done => None,
+                }
+            }
+        });
+        Ok(events.boxed())
+    }
+
+    /// A conversation's turns, oldest first.
+    pub async fn list_turns(
+        &self,
+        session_id: &str,
+    ) -> Result<Vec<ChatTurnTraceResult>, ServiceError> {
+        check_session_id(session_id)?;
+        if self.inner.db.conversation(session_id).await?.is_none() {
+            return Err(ServiceError::NotFound(format!(
+                "conversation {session_id} does not exist"
+            )));
+        }
+        Ok(self.inner.db.list_turns(session_id).await?)
+    }
+
+    /// One turn with its checkpoints, oldest first.
+    #[tracing::instrument(skip_all, fields(graph_execution_id))]
+    pub async fn turn_detail(
+        &self,
+        graph_execution_id: &str,
+    ) -> Result<aics_types::TurnDetail, ServiceError> {
+        tracing::Span::current().record("graph_execution_id", graph_execution_id);
+        check_id("graphExecutionId", graph_execution_id)?;
+        self.inner
+            .db
+            .turn_detail(graph_execution_id)
+            .await?
+            .ok_or_else(|| {
+                ServiceError::NotFound(format!("turn {graph_execution_id} does not exist"))
+            })
+    }
+
+    /// What a turn the caller started ended with. When its task is gone
+    /// without a word (a cancellation stopped it), the stored trace says.
+    async fn outcome_of(
+        &self,
+        graph_execution_id: &str,
+        done: Option<task::Done>,
+    ) -> Result<ChatTurnTraceResult, ServiceError> {
+        if let Some(done) = done {
+            if let Ok(outcome) = done.await {
+                return outcome;
+            }
+        }
+        self.inner
+            .db
+            .turn(graph_execution_id)
+            .await?
+            .ok_or_else(|| ServiceError::Conflict("the turn was stopped before it ended".into()))
+    }
+
+    async fn outcome_event(
+        &self,
+        graph_execution_id: &str,
+        done: Option<task::Done>,
+    ) -> AgentEvent {
+        match self.outcome_of(graph_execution_id, done).await {
+            Ok(trace) => AgentEvent::Final {
+                trace: Box::new(trace),
+            },
+            Err(e) => AgentEvent::Error {
+                message: e.to_api_error().message,
+            },
+        }
+    }
+}
