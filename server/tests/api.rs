@@ -12,15 +12,17 @@ use aics_service::{Console, ConsoleConfig};
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
-use futures::StreamExt;
 use leptos::config::LeptosOptions;
 use serde_json::{json, Value};
 use sqlx::SqlitePool;
 use tokio::sync::watch;
 use tower::ServiceExt;
 
+mod common;
+
+use common::{SseReader, API_TOKEN};
+
 const CHAIN: &str = "订单ORD-123一直没收到，帮我查一下并创建投诉工单";
-const API_TOKEN: &str = "test-api-token-0123456789";
 const HOST: &str = "console.test";
 
 struct TestApp {
@@ -766,75 +768,7 @@ async fn cross_site_requests_are_refused(pool: SqlitePool) {
     assert_eq!(read.status, StatusCode::OK);
 }
 
-/// One server-sent event.
-#[derive(Debug)]
-struct Sse {
-    event: String,
-    data: Value,
-}
-
-/// Reads server-sent events from a response until `stop` says so.
-struct SseReader {
-    stream: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
-    buffer: String,
-}
-
-impl SseReader {
-    fn new(response: reqwest::Response) -> Self {
-        assert_eq!(response.status(), 200);
-        assert!(response.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/event-stream"));
-        Self {
-            stream: response.bytes_stream().boxed(),
-            buffer: String::new(),
-        }
-    }
-
-    async fn next(&mut self) -> Option<Sse> {
-        loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let block: String = self.buffer.drain(..end + 2).collect();
-                let mut event = String::new();
-                let mut data = String::new();
-                for line in block.lines() {
-                    if let Some(v) = line.strip_prefix("event:") {
-                        event = v.trim().to_owned();
-                    } else if let Some(v) = line.strip_prefix("data:") {
-                        data.push_str(v.trim_start());
-                    }
-                }
-                if event.is_empty() {
-                    continue; // keep-alive comment
-                }
-                return Some(Sse {
-                    event,
-                    data: serde_json::from_str(&data).unwrap(),
-                });
-            }
-            let chunk = tokio::time::timeout(Duration::from_secs(20), self.stream.next())
-                .await
-                .expect("no event within 20 s")?
-                .unwrap();
-            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
-        }
-    }
-
-    /// Events up to and including `final`.
-    async fn until_final(&mut self) -> Vec<Sse> {
-        let mut seen = Vec::new();
-        while let Some(event) = self.next().await {
-            let done = event.event == "final";
-            seen.push(event);
-            if done {
-                return seen;
-            }
-        }
-        panic!("the stream ended before final: {seen:?}");
-    }
-}
-
+/// Serves the app on a free port; returns its base URL.
 async fn serve(app: &TestApp) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -847,11 +781,11 @@ async fn serve(app: &TestApp) -> String {
     format!("http://{addr}")
 }
 
-fn kinds(events: &[Sse]) -> Vec<&str> {
+fn kinds(events: &[common::Sse]) -> Vec<&str> {
     events.iter().map(|e| e.event.as_str()).collect()
 }
 
-fn position(events: &[Sse], kind: &str, tool: Option<&str>) -> usize {
+fn position(events: &[common::Sse], kind: &str, tool: Option<&str>) -> usize {
     events
         .iter()
         .position(|e| e.event == kind && tool.is_none_or(|t| e.data["tool"] == t))
