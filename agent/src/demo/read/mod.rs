@@ -9,154 +9,44 @@
 //! resolved from what was said: ids the customer named, and ids the
 //! assistant stated as facts — not the ones it gave as an example or
 //! reported as unknown.
+//!
+//! # Layout
+//! - this file: [`Reading`], the request read once, and what it refers to.
+//! - [`results`]: this turn's tool results ([`Observation`], [`Failure`]).
+//! - [`mentions`]: the order and ticket ids a text names, and in what sense.
+//! - [`wants`]: what a message asks for (tracking, a refund, a policy…).
 
-use std::sync::LazyLock;
+mod mentions;
+mod results;
+mod wants;
 
 use regex::Regex;
-use serde_json::Value;
 
 use crate::model::{Message, ModelRequest};
-use crate::support::heuristics::{
-    extract_order_id, is_chinese, mentions_order, sounds_like_complaint,
-};
-use crate::support::prompt::{MEMORY_HEADING, PLAN_MARKER, TOOL_RESULTS_HEADING};
+use crate::support::heuristics::{is_chinese, mentions_order, sounds_like_complaint};
+use crate::support::prompt::{MEMORY_HEADING, PLAN_MARKER};
 
-// The patterns are literals checked by the tests below; `expect` cannot fire
-// at run time for a pattern that compiled once in a test.
+pub use mentions::offered_complaint;
+use mentions::{
+    asked_for_order, dedup, is_bare, is_example, offer_order, order_mentions, reported_unknown,
+    TICKET_ID,
+};
+pub use results::{Failure, Observation};
+pub use wants::{asks_policy, asks_tracking, explicit_complaint, wants_refund};
+use wants::{AFFIRMATIVE, ARRIVED, SHIPPED, TICKET_REF, WHEN};
+
+// The patterns are literals checked by the tests of each module; `expect`
+// cannot fire at run time for a pattern that compiled once in a test.
 #[allow(clippy::expect_used)]
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("static regex")
 }
-
-static ARRIVED: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?i)\b(arrived?|delivered|received?|got it|get it|here yet)\b|到了|到货|收到|送到|签收|到没到",
-    )
-});
-static SHIPPED: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)\b(shipped|ship|sent|dispatched)\b|发货|发出|寄出"));
-static WHEN: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bwhen\b|什么时候|几时|哪天"));
-static TICKET_ID: LazyLock<Regex> = LazyLock::new(|| re(r"\bTCK-[0-9A-Za-z]+\b"));
-static TICKET_REF: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?i)\b(that|the|my|this|our) (ticket|complaint|case)\b|(那|这)个(工单|投诉)|我的(工单|投诉)|(工单|投诉).{0,6}(怎么样|进展|进度|状态|处理|结果)",
-    )
-});
-static AFFIRMATIVE: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?i)^\s*(yes|yeah|yep|sure|ok|okay|please( do)?|go ahead|do it|that would be great)\b|^\s*(好|可以|是的|行|嗯|麻烦|请|要)",
-    )
-});
 
 /// The customer's language; a reply never mixes the two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
     En,
     Zh,
-}
-
-/// Why a tool call failed, in the terms the customer is told.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    /// What was asked for does not exist (an unknown order id).
-    NotFound,
-    /// The call's arguments were wrong; the model may call again.
-    InvalidArguments,
-    /// No such tool: the model's own mistake, never the customer's business.
-    UnknownTool,
-    /// The system behind the tool did not answer (a timeout, a store down).
-    Unavailable,
-}
-
-impl Failure {
-    /// Reads a tool error as [`crate::tool::ToolError`] displays it.
-    fn of(error: &str) -> Self {
-        if error.starts_with("not found") {
-            Self::NotFound
-        } else if error.starts_with("invalid arguments") {
-            Self::InvalidArguments
-        } else if error.starts_with("unknown tool") {
-            Self::UnknownTool
-        } else {
-            Self::Unavailable
-        }
-    }
-}
-
-/// One tool result the model received this turn.
-#[derive(Debug, Clone)]
-pub struct Observation {
-    pub tool: String,
-    /// The arguments it ran with, where the request shows them (native
-    /// protocol: the assistant message that asked for the call).
-    pub args: Option<Value>,
-    pub result: Value,
-    /// The supervisor's reason when the call was rejected.
-    pub denied: Option<String>,
-}
-
-impl Observation {
-    fn new(tool: &str, content: &str, args: Option<Value>) -> Self {
-        let denied = content
-            .strip_prefix("denied by supervisor:")
-            .map(|r| r.trim().to_owned());
-        let result = serde_json::from_str::<Value>(content)
-            .unwrap_or_else(|_| Value::String(content.to_owned()));
-        Self {
-            tool: tool.to_owned(),
-            args,
-            result,
-            denied,
-        }
-    }
-
-    /// The error text of a failed call.
-    pub fn error(&self) -> Option<String> {
-        self.result.get("error").map(|e| match e {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-    }
-
-    pub fn failure(&self) -> Option<Failure> {
-        self.error().map(|e| Failure::of(&e))
-    }
-
-    pub fn ok(&self) -> bool {
-        self.denied.is_none() && self.error().is_none()
-    }
-
-    /// The order the call was about: its arguments, else its result, else
-    /// the id its error names.
-    pub fn order_id(&self) -> Option<String> {
-        let arg = self
-            .args
-            .as_ref()
-            .and_then(|a| a.get("order_id"))
-            .and_then(Value::as_str);
-        arg.and_then(normalize_order_id)
-            .or_else(|| {
-                self.result["order_id"]
-                    .as_str()
-                    .and_then(normalize_order_id)
-            })
-            .or_else(|| {
-                // Only a not-found error names the order meant; others may
-                // quote an example id.
-                (self.failure() == Some(Failure::NotFound))
-                    .then(|| self.error().and_then(|e| extract_order_id(&e)))
-                    .flatten()
-            })
-    }
-}
-
-/// "ORD-123", "ord123", "123" → `ORD-123`.
-fn normalize_order_id(raw: &str) -> Option<String> {
-    let raw = raw.trim();
-    if !raw.is_empty() && raw.chars().all(|c| c.is_ascii_digit()) {
-        return Some(format!("ORD-{raw}"));
-    }
-    extract_order_id(raw)
 }
 
 /// Which orders the customer's message is about.
@@ -285,7 +175,7 @@ impl Reading {
         let intent = intent(&message, &earlier);
         Self {
             lang: language(&message, &earlier).unwrap_or(Lang::En),
-            observations: observations(request, last_user.unwrap_or(0), &system),
+            observations: results::observations(request, last_user.unwrap_or(0), &system),
             memories: memories(&system),
             planning: !tools.is_empty(),
             plan_mode,
@@ -423,53 +313,6 @@ fn plan_tools(system: &str) -> Vec<String> {
         .collect()
 }
 
-/// Tool results since the last customer message: tool messages (with the
-/// arguments of the assistant's call), and the numbered list of the
-/// JSON-plan prompt.
-fn observations(request: &ModelRequest, last_user: usize, system: &str) -> Vec<Observation> {
-    let turn = &request.messages[last_user..];
-    let args_of = |id: &str| {
-        turn.iter().find_map(|m| match m {
-            Message::Assistant { tool_calls, .. } => tool_calls
-                .iter()
-                .find(|c| c.id == id)
-                .map(|c| c.arguments.clone()),
-            _ => None,
-        })
-    };
-    let mut out: Vec<Observation> = turn
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool {
-                tool_call_id,
-                name,
-                content,
-            } => Some(Observation::new(name, content, args_of(tool_call_id))),
-            _ => None,
-        })
-        .collect();
-    if let Some(section) = system.split(TOOL_RESULTS_HEADING).nth(1) {
-        let mut lines = section.lines();
-        while let Some(line) = lines.next() {
-            let Some((_, name)) = line
-                .trim()
-                .strip_prefix('[')
-                .and_then(|r| r.split_once("] "))
-            else {
-                continue;
-            };
-            if let Some(body) = lines.next() {
-                let content = match serde_json::from_str::<Value>(body) {
-                    Ok(Value::String(s)) => s,
-                    _ => body.to_owned(),
-                };
-                out.push(Observation::new(name.trim(), &content, None));
-            }
-        }
-    }
-    out
-}
-
 /// The `- fact` lines under the memory heading.
 fn memories(system: &str) -> Vec<String> {
     let Some(section) = system.split(MEMORY_HEADING).nth(1) else {
@@ -501,102 +344,6 @@ fn language(message: &str, earlier: &[Said]) -> Option<Lang> {
     })
 }
 
-/// Every order the text names, with the byte offset of its digits.
-fn order_mentions(text: &str) -> Vec<(String, usize)> {
-    let mut out = Vec::new();
-    let mut offset = 0;
-    while let Some(id) = extract_order_id(&text[offset..]) {
-        let digits = &id["ORD-".len()..];
-        let Some(at) = digit_run(&text[offset..], digits) else {
-            break;
-        };
-        out.push((id.clone(), offset + at));
-        offset += at + digits.len();
-    }
-    out
-}
-
-/// Where `digits` stands alone (not inside a longer number) in `text`.
-fn digit_run(text: &str, digits: &str) -> Option<usize> {
-    let bytes = text.as_bytes();
-    text.match_indices(digits).map(|(i, _)| i).find(|&i| {
-        let before = i.checked_sub(1).map(|b| bytes[b]);
-        let after = bytes.get(i + digits.len()).copied();
-        !before.is_some_and(|b| b.is_ascii_digit()) && !after.is_some_and(|b| b.is_ascii_digit())
-    })
-}
-
-fn dedup(ids: impl Iterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for id in ids {
-        if !out.contains(&id) {
-            out.push(id);
-        }
-    }
-    out
-}
-
-/// The text before `at`, up to `n` characters.
-fn before(text: &str, at: usize, n: usize) -> &str {
-    let head = &text[..at];
-    let start = head
-        .char_indices()
-        .rev()
-        .nth(n.saturating_sub(1))
-        .map_or(0, |(i, _)| i);
-    &head[start..]
-}
-
-/// The sentence around byte `at`.
-fn sentence_at(text: &str, at: usize) -> &str {
-    let is_end = |c: char| matches!(c, '.' | '!' | '?' | '。' | '！' | '？' | '\n');
-    let start = text[..at]
-        .char_indices()
-        .rev()
-        .find(|&(_, c)| is_end(c))
-        .map_or(0, |(i, c)| i + c.len_utf8());
-    let end = text[at..]
-        .char_indices()
-        .find(|&(_, c)| is_end(c))
-        .map_or(text.len(), |(i, _)| at + i);
-    &text[start..end]
-}
-
-/// "(for example ORD-123)": an id given as an example.
-fn is_example(text: &str, at: usize) -> bool {
-    let lead = before(text, at, 20).to_lowercase();
-    ["example", "e.g.", "such as", "例如", "比如"]
-        .iter()
-        .any(|k| lead.contains(k))
-}
-
-/// "I couldn't find an order ORD-999": an id the assistant reported unknown.
-fn reported_unknown(text: &str, at: usize) -> bool {
-    let s = sentence_at(text, at).to_lowercase();
-    [
-        "couldn't find",
-        "could not find",
-        "can't find",
-        "no order",
-        "doesn't exist",
-        "does not exist",
-        "没有找到",
-        "未找到",
-        "找不到",
-        "查不到",
-        "不存在",
-    ]
-    .iter()
-    .any(|k| s.contains(k))
-}
-
-/// The assistant asked which order, or for the order number.
-pub fn asked_for_order(reply: &str) -> bool {
-    ["order number", "which order", "订单号", "哪个订单"]
-        .iter()
-        .any(|k| reply.to_lowercase().contains(k))
-}
-
 /// What the customer wants: the message, preceded by the messages it
 /// answers when it is a bare answer ("ORD-124") to the assistant's question
 /// for an order number — however many times the number had to be asked for.
@@ -619,121 +366,10 @@ fn intent(message: &str, earlier: &[Said]) -> String {
     parts.join("\n")
 }
 
-/// The order named in the sentence of a reply that offers a complaint.
-fn offer_order(reply: &str) -> Option<String> {
-    let at = reply
-        .find("open a complaint")
-        .or_else(|| reply.find("提交投诉"))?;
-    let sentence = sentence_at(reply, at);
-    order_mentions(sentence).into_iter().next().map(|m| m.0)
-}
-
-/// The assistant offered to open a complaint.
-pub fn offered_complaint(reply: &str) -> bool {
-    reply.contains("open a complaint") || reply.contains("提交投诉")
-}
-
-/// A message that only answers a question: ids, filler words, punctuation.
-fn is_bare(message: &str) -> bool {
-    let mut rest = message.to_lowercase();
-    for (id, _) in order_mentions(message) {
-        rest = rest.replace(&id.to_lowercase(), " ");
-    }
-    for filler in [
-        "订单号",
-        "订单",
-        "我的",
-        "是",
-        "号",
-        "呢",
-        "还有",
-        "那",
-        "谢谢",
-        "ord",
-        "order",
-        "number",
-        "it's",
-        "it is",
-        "its",
-        "my",
-        "the",
-        "here",
-        "is",
-        "and",
-        "what about",
-        "how about",
-        "thanks",
-        "sorry",
-        "不好意思",
-        "抱歉",
-        "对不起",
-    ] {
-        rest = rest.replace(filler, " ");
-    }
-    rest.chars()
-        .all(|c| !c.is_alphanumeric() || c.is_ascii_digit())
-}
-
-/// "track", "where is", "物流": the customer wants the parcel's journey.
-pub fn asks_tracking(message: &str) -> bool {
-    let m = message.to_lowercase();
-    [
-        "track",
-        "where",
-        "logistics",
-        "carrier",
-        "物流",
-        "快递",
-        "到哪",
-        "在哪",
-    ]
-    .iter()
-    .any(|k| m.contains(k))
-}
-
-/// An outright complaint or ticket request (a late parcel alone is not one).
-pub fn explicit_complaint(message: &str) -> bool {
-    let m = message.to_lowercase();
-    ["complain", "投诉", "unacceptable", "ticket", "工单"]
-        .iter()
-        .any(|k| m.contains(k))
-}
-
-/// The customer wants money back (not a question about the refund policy).
-pub fn wants_refund(message: &str) -> bool {
-    let m = message.to_lowercase();
-    (m.contains("refund") || m.contains("退款")) && !asks_policy(message)
-}
-
-/// A question the help center answers.
-pub fn asks_policy(message: &str) -> bool {
-    let m = message.to_lowercase();
-    [
-        "policy",
-        "return",
-        "how long",
-        "shipping fee",
-        "shipping cost",
-        "warranty",
-        "invoice",
-        "政策",
-        "退货",
-        "运费",
-        "多久",
-        "保修",
-        "发票",
-        "怎么退",
-        "如何",
-    ]
-    .iter()
-    .any(|k| m.contains(k))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ToolCall, ToolSpec};
-    use crate::tool::ToolError;
+    use crate::model::ToolSpec;
     use serde_json::json;
 
     fn read(messages: Vec<Message>) -> Reading {
@@ -762,36 +398,6 @@ mod tests {
                 })
                 .collect(),
         )
-    }
-
-    #[test]
-    fn failures_are_read_from_the_tool_errors_display() {
-        for (e, f) in [
-            (
-                ToolError::NotFound("there is no order ORD-9".into()),
-                Failure::NotFound,
-            ),
-            (
-                ToolError::InvalidArguments("x".into()),
-                Failure::InvalidArguments,
-            ),
-            (ToolError::UnknownTool("x".into()), Failure::UnknownTool),
-            (ToolError::Timeout(5), Failure::Unavailable),
-            (ToolError::Failed("down".into()), Failure::Unavailable),
-        ] {
-            assert_eq!(Failure::of(&e.to_string()), f, "{e}");
-        }
-    }
-
-    #[test]
-    fn every_order_a_message_names_is_found_once() {
-        let ids = |t: &str| dedup(order_mentions(t).into_iter().map(|m| m.0));
-        assert_eq!(
-            ids("ORD-123 and order 124, 订单125"),
-            ["ORD-123", "ORD-124", "ORD-125"]
-        );
-        assert_eq!(ids("I have 12 items in order 12"), ["ORD-12"]);
-        assert_eq!(ids("hello"), Vec::<String>::new());
     }
 
     #[test]
@@ -896,36 +502,6 @@ mod tests {
             chat(&["open a ticket for ORD-1"]).ticket_asked_after(),
             None
         );
-    }
-
-    #[test]
-    fn an_observation_knows_its_order_from_args_result_or_error() {
-        let call = ToolCall {
-            id: "c1".into(),
-            name: "order_query".into(),
-            arguments: json!({"order_id": "999"}),
-        };
-        let r = read(vec![
-            Message::user("where is 999"),
-            Message::Assistant {
-                content: String::new(),
-                tool_calls: vec![call],
-            },
-            Message::Tool {
-                tool_call_id: "c1".into(),
-                name: "order_query".into(),
-                content: json!({"error": "not found: order ORD-999"}).to_string(),
-            },
-        ]);
-        let o = &r.observations[0];
-        assert_eq!(o.order_id().as_deref(), Some("ORD-999"));
-        assert_eq!(o.failure(), Some(Failure::NotFound));
-        let plain = Observation::new(
-            "order_query",
-            r#"{"error":"not found: there is no order ORD-7"}"#,
-            None,
-        );
-        assert_eq!(plain.order_id().as_deref(), Some("ORD-7"));
     }
 
     #[test]
