@@ -100,8 +100,6 @@ struct Said {
 /// A request, read.
 #[derive(Debug, Clone)]
 pub struct Reading {
-    /// The system prompt(s), joined.
-    pub system: String,
     /// This turn's customer message.
     pub message: String,
     /// What the customer wants this turn: the message, and when it is a bare
@@ -185,7 +183,6 @@ impl Reading {
             offered_order,
             message,
             earlier,
-            system,
         }
     }
 
