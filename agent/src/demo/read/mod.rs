@@ -210,8 +210,14 @@ impl Reading {
         if !(explicit || self.accepted_complaint || self.question() != Question::Status) {
             return Orders::NotAsked;
         }
+        // "Has it shipped?" is about an order even when none was named (or
+        // the one named did not exist); "when are you open?" is not.
+        let about_a_parcel = matches!(
+            self.question(),
+            Question::Arrived | Question::Shipped | Question::Where
+        );
         match self.earlier_orders().as_slice() {
-            [] if explicit => Orders::Missing,
+            [] if explicit || about_a_parcel => Orders::Missing,
             [] => Orders::NotAsked,
             [one] => Orders::Earlier(one.clone()),
             many => Orders::Ambiguous(many.to_vec()),
@@ -434,6 +440,17 @@ mod tests {
             "Has it arrived?",
         ]);
         assert_eq!(r.orders(), Orders::Earlier("ORD-124".into()));
+    }
+
+    #[test]
+    fn a_parcel_question_with_no_known_order_asks_for_one() {
+        let r = chat(&[
+            "Where is order 1002?",
+            "I couldn't find an order ORD-1002 — could you double-check the order number (for example ORD-123)?",
+            "Has it shipped yet?",
+        ]);
+        assert_eq!(r.orders(), Orders::Missing);
+        assert_eq!(chat(&["When are you open?"]).orders(), Orders::NotAsked);
     }
 
     #[test]
