@@ -6,11 +6,16 @@ export PATH := $(CURDIR)/node_modules/.bin:$(CARGO_HOME)/bin:$(PATH)
 
 .PHONY: run test watch build e2e bench-engine fmt lint
 
-## Install what is missing, build in release mode, and serve on 127.0.0.1:3000.
+# Where cargo puts the server binary (CARGO_TARGET_DIR moves it; the client
+# bundle stays in target/site, the site-root of Cargo.toml).
+BIN := $(or $(CARGO_TARGET_DIR),target)/release/aics
+
+## Install what is missing, build what changed in release mode, and serve on 127.0.0.1:3000.
 run:
-	scripts/setup.sh run
-	cargo leptos build --release
-	target/release/aics
+	@scripts/setup.sh run
+	@scripts/build-release.sh
+	@printf '\033[1m[run]\033[0m starting %s\n' "$(BIN)"
+	@$(BIN)
 
 ## Install what is missing and run every check and test.
 test:
@@ -21,8 +26,9 @@ watch:
 	scripts/setup.sh run
 	cargo leptos watch
 
+## Build what changed in release mode (the client bundle only when its inputs changed).
 build:
-	cargo leptos build --release
+	scripts/build-release.sh
 
 e2e:
 	scripts/e2e.sh

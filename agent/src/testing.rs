@@ -49,7 +49,7 @@ impl Default for FakeBackend {
                     total_cents,
                     currency: "USD".into(),
                     carrier: Some("SF Express".into()),
-                    tracking_number: Some(format!("SF{}", &id[4..])),
+                    tracking_number: Some(format!("SF{:0>10}", &id[4..])),
                     shipping_address: "1 Test Street".into(),
                     placed_at: ago(96),
                     promised_by: Some(now + chrono::Duration::days(2)),

@@ -61,7 +61,16 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr} (AICS_ADDR)"))?;
-    tracing::info!(%addr, model = ?console.model_info(), "aics serves");
+    let model = console.model_info();
+    tracing::info!(
+        %addr,
+        provider = %model.provider,
+        model = %model.model,
+        engine = %model.engine,
+        max_tool_loops = model.max_tool_loops,
+        database = %db.backend(),
+        "aics serves"
+    );
     println!("aics is running: open http://{addr} in a browser");
     axum::serve(listener, router.into_make_service())
         .with_graceful_shutdown(async move {

@@ -1,5 +1,6 @@
 //! Logs and metrics set up once per process.
 
+use std::io::IsTerminal;
 use std::sync::OnceLock;
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -7,14 +8,18 @@ use tracing_subscriber::EnvFilter;
 
 use crate::config::{ConfigError, Settings};
 
-/// Structured logs with tracing: `AICS_LOG` is the filter, `AICS_LOG_FORMAT=json`
-/// switches to one JSON object per line.
+/// Structured logs with tracing, one line per event with its fields as
+/// `key=value`: `AICS_LOG` is the filter, `AICS_LOG_FORMAT=json` switches to
+/// one JSON object per line. Colours only on a terminal, so that a log file
+/// (`make run > aics.log`, the e2e server log) has no escape codes in it.
 pub fn init_logs(settings: &Settings) -> Result<(), ConfigError> {
     let filter = EnvFilter::try_new(&settings.log).map_err(|e| ConfigError::Invalid {
         key: "log (AICS_LOG)",
         message: e.to_string(),
     })?;
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stdout().is_terminal());
     // A second init (tests) keeps the first subscriber.
     let _ = if settings.log_format == "json" {
         builder.json().try_init()

@@ -1,0 +1,108 @@
+//! How an answer leaves the demo model: cut into stream tokens the way an
+//! LLM streams them, and counted as token usage.
+
+use aics_types::TokenUsage;
+
+use crate::model::{Message, ModelRequest};
+use crate::support::heuristics::is_chinese;
+
+/// Splits an answer into stream tokens: a word with its trailing space, or
+/// two CJK characters (with the punctuation after them).
+pub fn tokenize(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut cjk_run = 0;
+    for c in text.chars() {
+        let cjk = is_chinese(c.encode_utf8(&mut [0; 4]));
+        if cjk {
+            if cjk_run == 0 && !cur.is_empty() && !cur.ends_with(' ') {
+                // Latin text glued to Chinese: cut before the ideograph.
+                out.push(std::mem::take(&mut cur));
+            }
+            if cjk_run == 2 {
+                out.push(std::mem::take(&mut cur));
+                cjk_run = 0;
+            }
+            cur.push(c);
+            cjk_run += 1;
+        } else if c == ' ' {
+            cur.push(c);
+            out.push(std::mem::take(&mut cur));
+            cjk_run = 0;
+        } else {
+            if cjk_run > 0 && c.is_alphanumeric() {
+                out.push(std::mem::take(&mut cur));
+                cjk_run = 0;
+            }
+            cur.push(c);
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The usage of one call: about four characters of prompt per token, one
+/// token per streamed chunk.
+pub fn usage(request: &ModelRequest, completion: usize) -> TokenUsage {
+    let prompt_chars: usize = request
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::System { content }
+            | Message::User { content }
+            | Message::Tool { content, .. } => content.len(),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => {
+                content.len()
+                    + tool_calls
+                        .iter()
+                        .map(|c| c.arguments.to_string().len())
+                        .sum::<usize>()
+            }
+        })
+        .sum::<usize>()
+        + request
+            .tools
+            .iter()
+            .map(|t| t.parameters.to_string().len() + t.description.len())
+            .sum::<usize>();
+    let prompt = (prompt_chars / 4).max(1) as u64;
+    let completion = completion as u64;
+    TokenUsage {
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        total_tokens: prompt + completion,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokenize_splits_words_and_character_pairs() {
+        assert_eq!(tokenize("Hello big world"), ["Hello ", "big ", "world"]);
+        assert_eq!(
+            tokenize("您的订单 ORD-1 已签收。"),
+            ["您的", "订单 ", "ORD-1 ", "已签", "收。"]
+        );
+        assert_eq!(tokenize("").len(), 0);
+    }
+
+    #[test]
+    fn usage_counts_the_prompt_and_the_chunks() {
+        let request = ModelRequest {
+            messages: vec![Message::user("x".repeat(40))],
+            ..Default::default()
+        };
+        let u = usage(&request, 3);
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.total_tokens),
+            (10, 3, 13)
+        );
+    }
+}
