@@ -21,7 +21,8 @@ export AICS_DEMO_FAULTS=1
 export AICS_DEMO_TOKEN_DELAY_MS=${AICS_DEMO_TOKEN_DELAY_MS:-25}
 export LEPTOS_SITE_ADDR="$AICS_ADDR"
 
-target/release/aics >"$log" 2>&1 &
+# The binary lives where cargo put it (CARGO_TARGET_DIR when it is set).
+"${CARGO_TARGET_DIR:-target}/release/aics" >"$log" 2>&1 &
 server_pid=$!
 stop_server() {
     kill "$server_pid" 2>/dev/null || true
