@@ -80,15 +80,15 @@ pub fn Composer(chat: Chat) -> impl IntoView {
         });
         Effect::new(move |_| {
             if let Some(el) = composer.get() {
-                let _ = el.focus();
+                focus_when_shown(el, FOCUS_TRIES);
             }
         });
         // Back to the box when a turn ends.
         Effect::new(move |was_blocked: Option<bool>| {
             let now_blocked = blocked.get();
             if was_blocked == Some(true) && !now_blocked {
-                if let Some(el) = composer.get() {
-                    let _ = el.focus();
+                if let Some(el) = composer.get_untracked() {
+                    focus_when_shown(el, FOCUS_TRIES);
                 }
             }
             now_blocked
@@ -159,6 +159,22 @@ pub fn Composer(chat: Chat) -> impl IntoView {
                 </p>
             </div>
         </div>
+    }
+}
+
+/// How many frames to wait for the box to be shown.
+#[cfg(feature = "hydrate")]
+const FOCUS_TRIES: u8 = 10;
+
+/// Focuses the box once it is in the document and enabled: a conversation
+/// opened from within the page is built before it replaces the old one, and
+/// a box is re-enabled after the render that ends its turn.
+#[cfg(feature = "hydrate")]
+fn focus_when_shown(el: web_sys::HtmlTextAreaElement, tries: u8) {
+    if el.is_connected() && !el.disabled() {
+        let _ = el.focus();
+    } else if tries > 0 {
+        request_animation_frame(move || focus_when_shown(el, tries - 1));
     }
 }
 
