@@ -27,7 +27,8 @@ pub fn now() -> Timestamp {
 /// The signals the parts of an open conversation share.
 #[derive(Clone, Copy)]
 pub struct Chat {
-    /// The conversation; changed only through [`Chat::update`].
+    /// The conversation; changes that ask for [`Effects`] go through
+    /// [`Chat::update`].
     pub state: RwSignal<ConversationState>,
     /// Whether the event stream is open.
     pub connected: RwSignal<bool>,
