@@ -2,28 +2,38 @@
 //! hydrated in the browser.
 //!
 //! # Layout
-//! - [`shell`] and [`App`]: the HTML document and the router.
-//! - [`api`]: the server functions (thin calls into `aics_service::Console`).
-//! - [`auth`]: the sign-in page, the header, and the guard that sends
-//!   signed-out visitors to `/login`.
-//! - [`chat`]: the chat console: conversation list, streaming reply, composer,
-//!   inline approvals.
-//! - [`timeline`]: the tool-call timeline, the trace panel and JSON blocks.
-//! - [`approvals`]: the supervisors' live approval queue.
-//! - [`turns`]: one turn's step history (its checkpoints).
+//! - [`shell`] and [`App`] (this file): the HTML document and the router.
+//! - [`pages`]: a folder per page, each with its components and the server
+//!   functions only it calls (`api.rs`):
+//!   - [`pages::console`]: `/` and `/c/{id}`, the chat console: conversation
+//!     list, transcript with the streaming reply, composer, inline approvals,
+//!     tool timeline and trace; its live state is a plain reducer
+//!     ([`pages::console::state`]).
+//!   - [`pages::approvals`]: `/approvals`, the supervisors' live queue and
+//!     the record of decisions.
+//!   - [`pages::turn`]: `/turns/{id}`, one turn's step history.
+//!   - [`pages::login`]: `/login`, the sign-in form.
+//! - [`components`]: the UI atoms every page shares, defined once: icons
+//!   (inline SVG), labels, the live dot, errors, JSON blocks, the tool
+//!   timeline, the trace panel, the page frame.
+//! - [`session`]: who is signed in, the guard that sends signed-out visitors
+//!   to `/login`, and the shared server functions (`whoami`, `logout`).
+//! - [`error`]: [`error::AppError`], what every server function fails with.
 //! - [`sse`]: the browser's live connection to an event stream (hydrate only).
+//!
+//! Server functions are thin: authenticate the request, then one call into
+//! `aics_service::Console`. They are mounted by the server under `/fn/`.
 #![forbid(unsafe_code)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 // Leptos views are deeply nested types; the release wasm build (opt-level z,
 // LTO) computes their layouts past rustc's default query depth of 128.
 #![recursion_limit = "256"]
 
-pub mod api;
-pub mod approvals;
-pub mod auth;
-pub mod chat;
+pub mod components;
+pub mod error;
+pub mod pages;
+pub mod session;
 pub mod sse;
-pub mod timeline;
-pub mod turns;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
@@ -51,18 +61,14 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 }
 
 /// The console's routes. Pages that need a user render through
-/// [`auth::Authed`]; they wait for their data on the server (`SsrMode::Async`)
+/// [`session::Authed`]; they wait for their data on the server (`SsrMode::Async`)
 /// so that a reload renders everything and a signed-out visitor gets a real
 /// redirect.
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    // Who is signed in: fetched once per page load (sign-in and sign-out
-    // reload the page), shared by every page through the context.
-    provide_context(auth::SessionResource(Resource::new(
-        || (),
-        |_| api::whoami(),
-    )));
+    // Who is signed in: fetched once per page load, shared by every page.
+    session::SessionResource::provide();
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
     view! {
@@ -71,21 +77,21 @@ pub fn App() -> impl IntoView {
         <div id="app" class="min-h-full" data-hydrated=move || hydrated.get().to_string()>
             <Router>
                 <Routes fallback=|| view! { <NotFound/> }>
-                    <Route path=StaticSegment("login") view=auth::LoginPage ssr=SsrMode::Async/>
-                    <Route path=StaticSegment("") view=chat::ConsolePage ssr=SsrMode::Async/>
+                    <Route path=StaticSegment("login") view=pages::login::LoginPage ssr=SsrMode::Async/>
+                    <Route path=StaticSegment("") view=pages::console::ConsolePage ssr=SsrMode::Async/>
                     <Route
                         path=(StaticSegment("c"), ParamSegment("id"))
-                        view=chat::ConsolePage
+                        view=pages::console::ConsolePage
                         ssr=SsrMode::Async
                     />
                     <Route
                         path=StaticSegment("approvals")
-                        view=approvals::ApprovalsPage
+                        view=pages::approvals::ApprovalsPage
                         ssr=SsrMode::Async
                     />
                     <Route
                         path=(StaticSegment("turns"), ParamSegment("id"))
-                        view=turns::TurnPage
+                        view=pages::turn::TurnPage
                         ssr=SsrMode::Async
                     />
                 </Routes>

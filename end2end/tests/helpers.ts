@@ -16,14 +16,22 @@ export async function hydrated(page: Page) {
   await expect(page.locator("#app")).toHaveAttribute("data-hydrated", "true");
 }
 
-/** Signs in through the form and waits for the console. */
+/** A conversation's address: `/c/{sessionId}`. */
+export const CONVERSATION_URL = /\/c\/([A-Za-z0-9_-]+)$/;
+
+/** The session id of the conversation the page shows. */
+export function sessionOf(page: Page): string {
+  return page.url().match(CONVERSATION_URL)?.[1] ?? "";
+}
+
+/** Signs in through the form and waits for the console, which opens the most recent conversation. */
 export async function signIn(page: Page, role: RoleName) {
   await page.goto("/login");
   await hydrated(page);
   await page.getByLabel("Username").fill(USERS[role].username);
   await page.getByLabel("Password").fill(USERS[role].password);
   await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page).toHaveURL(/\/$/);
+  await expect(page).toHaveURL(CONVERSATION_URL);
   await expect(page.getByTestId("user-role")).toHaveText(role);
   await hydrated(page);
 }
@@ -38,11 +46,16 @@ export async function signedInPage(browser: Browser, role: RoleName, viewport = 
 
 /** Starts a new conversation and waits until its event stream is open. */
 export async function newConversation(page: Page): Promise<string> {
+  const before = sessionOf(page);
   await page.getByTestId("new-conversation").click();
-  await expect(page).toHaveURL(/\/c\/[A-Za-z0-9_-]+$/);
+  await expect.poll(() => sessionOf(page)).not.toBe(before);
+  await expect(page).toHaveURL(CONVERSATION_URL);
+  const sessionId = sessionOf(page);
   await hydrated(page);
-  await expect(page.getByTestId("chat")).toHaveAttribute("data-connected", "true");
-  return page.url().split("/c/")[1];
+  const chat = page.getByTestId("chat");
+  await expect(chat).toHaveAttribute("data-session", sessionId);
+  await expect(chat).toHaveAttribute("data-connected", "true");
+  return sessionId;
 }
 
 /** Types a customer message and sends it with Enter. */

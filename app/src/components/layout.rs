@@ -1,0 +1,113 @@
+//! The frame of every signed-in page: the header with the product, the
+//! navigation, the active model, the user and sign-out.
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_location;
+
+use crate::session::api::Logout;
+use crate::session::{reload_to, Session};
+
+/// The page frame: the header above `children`.
+#[component]
+pub fn Layout(session: Session, children: Children) -> impl IntoView {
+    view! {
+        <div class="flex min-h-screen flex-col">
+            <Header session/>
+            <div class="flex-1">{children()}</div>
+        </div>
+    }
+}
+
+const NAV_LINK: &str = "rounded-md px-3 py-1.5 text-slate-600 hover:bg-slate-100 aria-[current=page]:bg-slate-100 aria-[current=page]:font-medium aria-[current=page]:text-slate-900";
+
+#[component]
+fn Header(session: Session) -> impl IntoView {
+    let logout = ServerAction::<Logout>::new();
+    Effect::new(move |_| {
+        if let Some(Ok(())) = logout.value().get() {
+            reload_to("/login");
+        }
+    });
+    let path = use_location().pathname;
+    // `/` opens a conversation, so every conversation is "Conversations".
+    let in_console = move || {
+        path.with(|p| p == "/" || p.starts_with("/c/"))
+            .then_some("page")
+    };
+    let in_approvals = move || path.with(|p| p == "/approvals").then_some("page");
+    let supervisor = session.is_supervisor();
+    let model = session.model.clone();
+    let role = session.user.role.as_str();
+    view! {
+        <header class="sticky top-0 z-20 flex h-14 items-center gap-4 border-b border-slate-200 bg-white/95 px-4 backdrop-blur lg:px-6">
+            <a href="/" class="flex items-center gap-2 font-semibold tracking-tight text-slate-900">
+                <span
+                    aria-hidden="true"
+                    class="grid h-7 w-7 place-items-center rounded-lg bg-indigo-600 text-xs font-bold text-white"
+                >
+                    "ai"
+                </span>
+                <span>"aics"</span>
+                <span class="hidden text-sm font-normal text-slate-500 md:inline">"Support console"</span>
+            </a>
+            <nav aria-label="Main" class="flex items-center gap-1 text-sm">
+                <a href="/" aria-current=in_console class=NAV_LINK>
+                    "Conversations"
+                </a>
+                {supervisor
+                    .then(|| {
+                        view! {
+                            <a
+                                href="/approvals"
+                                data-testid="nav-approvals"
+                                aria-current=in_approvals
+                                class=NAV_LINK
+                            >
+                                "Approvals"
+                            </a>
+                        }
+                    })}
+            </nav>
+            <div class="ml-auto flex items-center gap-3 text-sm">
+                <span
+                    data-testid="model-info"
+                    title=format!(
+                        "Provider {} · engine {} · up to {} tool loops",
+                        model.provider,
+                        model.engine,
+                        model.max_tool_loops,
+                    )
+                    class="hidden items-center gap-1.5 rounded-full border border-slate-200 bg-slate-50 px-2.5 py-1 font-mono text-xs text-slate-600 sm:inline-flex"
+                >
+                    <span aria-hidden="true" class="h-1.5 w-1.5 rounded-full bg-emerald-500"></span>
+                    <span class="sr-only">"Model: "</span>
+                    {format!("{} · {}", model.model, model.engine)}
+                </span>
+                <span class="flex items-center gap-2">
+                    <span data-testid="user-name" class="font-medium text-slate-800">
+                        {session.user.username.clone()}
+                    </span>
+                    <span
+                        data-testid="user-role"
+                        class=if supervisor {
+                            "rounded-full bg-violet-100 px-2 py-0.5 text-xs font-medium text-violet-800"
+                        } else {
+                            "rounded-full bg-sky-100 px-2 py-0.5 text-xs font-medium text-sky-800"
+                        }
+                    >
+                        {role}
+                    </span>
+                </span>
+                <ActionForm action=logout>
+                    <button
+                        type="submit"
+                        data-testid="sign-out"
+                        class="rounded-md border border-slate-200 px-3 py-1.5 text-slate-700 hover:bg-slate-50 focus-visible:outline-2 focus-visible:outline-indigo-500"
+                    >
+                        "Sign out"
+                    </button>
+                </ActionForm>
+            </div>
+        </header>
+    }
+}

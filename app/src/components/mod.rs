@@ -1,0 +1,10 @@
+//! The UI atoms every page shares, each defined once.
+
+pub mod badges;
+pub mod errors;
+pub mod icons;
+pub mod json;
+pub mod layout;
+pub mod live_dot;
+pub mod timeline;
+pub mod trace;

@@ -1,0 +1,31 @@
+//! The approvals' server functions. `decide_approval` is also what the
+//! console's inline approval buttons call.
+
+use aics_types::{Approval, ApprovalDecision};
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+
+use crate::error::AppError;
+#[cfg(feature = "ssr")]
+use crate::session::api::signed_in;
+
+/// The approvals waiting for a supervisor, oldest first.
+#[server(prefix = "/fn")]
+pub async fn pending_approvals() -> Result<Vec<Approval>, AppError> {
+    let (console, _user) = signed_in().await?;
+    Ok(console.list_approvals(true).await?)
+}
+
+/// The decided approvals (the audit trail), newest first.
+#[server(prefix = "/fn")]
+pub async fn decided_approvals() -> Result<Vec<Approval>, AppError> {
+    let (console, _user) = signed_in().await?;
+    Ok(console.list_approvals(false).await?)
+}
+
+/// A supervisor's decision; the paused turn resumes on the server.
+#[server(prefix = "/fn", input = Json)]
+pub async fn decide_approval(id: String, decision: ApprovalDecision) -> Result<Approval, AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console.decide(&user, &id, decision).await?)
+}

@@ -1,0 +1,68 @@
+//! The console's server functions. Inline approvals use
+//! [`crate::pages::approvals::api::decide_approval`].
+
+use aics_types::{ChatTurnTraceResult, ConversationDetail, ConversationSummary};
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+
+use crate::error::AppError;
+#[cfg(feature = "ssr")]
+use crate::session::api::signed_in;
+
+/// Every conversation, most recently active first.
+#[server(prefix = "/fn")]
+pub async fn list_conversations() -> Result<Vec<ConversationSummary>, AppError> {
+    let (console, _user) = signed_in().await?;
+    Ok(console.list_conversations().await?)
+}
+
+/// Starts a new, empty conversation and sends the browser to it. Posted by
+/// the "New" form: as a plain form (before the page's script runs) this
+/// answers a 302 to `/c/{id}`; from the hydrated page, a client-side
+/// redirect to the same place.
+#[server(prefix = "/fn")]
+pub async fn create_conversation() -> Result<ConversationSummary, AppError> {
+    let (console, _user) = signed_in().await?;
+    let summary = console.create_conversation().await?;
+    leptos_axum::redirect(&format!("/c/{}", summary.session_id));
+    Ok(summary)
+}
+
+/// The conversation `/` opens: the most recently active one, or a new one
+/// when there is none yet (so a user who just signed in can type at once).
+#[server(prefix = "/fn")]
+pub async fn open_conversation() -> Result<String, AppError> {
+    let (console, _user) = signed_in().await?;
+    match console.list_conversations().await?.into_iter().next() {
+        Some(latest) => Ok(latest.session_id),
+        None => Ok(console.create_conversation().await?.session_id),
+    }
+}
+
+/// One conversation with its messages and turn traces.
+#[server(prefix = "/fn")]
+pub async fn get_conversation(session_id: String) -> Result<ConversationDetail, AppError> {
+    let (console, _user) = signed_in().await?;
+    Ok(console.conversation(&session_id).await?)
+}
+
+/// Stores the customer's message and starts the turn; its events arrive on
+/// the conversation's event stream. Answers the graph execution id.
+#[server(prefix = "/fn", input = Json)]
+pub async fn send_message(session_id: String, message: String) -> Result<String, AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console.send_message(&user, &session_id, &message).await?)
+}
+
+/// Supervisors: stops the turn that holds a conversation (running or
+/// waiting for approval); the conversation then takes messages again.
+#[server(prefix = "/fn", input = Json)]
+pub async fn cancel_turn(
+    graph_execution_id: String,
+    reason: Option<String>,
+) -> Result<ChatTurnTraceResult, AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console
+        .cancel_turn(&user, &graph_execution_id, reason.as_deref())
+        .await?)
+}

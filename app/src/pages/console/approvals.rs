@@ -1,0 +1,139 @@
+//! Sensitive calls that wait for a supervisor, inline in the transcript:
+//! approve and reject buttons for supervisors, a notice for agents.
+
+use aics_types::{ApprovalDecision, PendingToolCall};
+use leptos::prelude::*;
+
+use super::live::Chat;
+use crate::components::icons::{Icon, IconKind};
+use crate::components::json::JsonBlock;
+use crate::pages::approvals::api::DecideApproval;
+
+/// The calls that wait, and a note while a decided turn resumes.
+#[component]
+pub fn PendingApprovals(chat: Chat, supervisor: bool) -> impl IntoView {
+    let state = chat.state;
+    let waiting = Memo::new(move |_| state.with(|s| s.waiting()));
+    let resuming = Memo::new(move |_| state.with(|s| s.resuming()));
+    let decide = ServerAction::<DecideApproval>::new();
+    let decide_error = RwSignal::new(None::<String>);
+    Effect::new(move |_| match decide.value().get() {
+        Some(Err(e)) => {
+            decide_error.set(Some(e.message));
+            state.update(|s| s.decision_failed());
+        }
+        Some(Ok(_)) => decide_error.set(None),
+        None => {}
+    });
+    view! {
+        {move || {
+            resuming.get().then(|| view! {
+                <li data-testid="approval-resuming" class="self-center rounded-full bg-emerald-50 px-3 py-1 text-xs text-emerald-800 ring-1 ring-emerald-200">
+                    "Decision recorded — the turn continues…"
+                </li>
+            })
+        }}
+        <For
+            each=move || waiting.get()
+            key=|p| p.id.clone()
+            children=move |call| view! { <PendingCall call chat supervisor decide decide_error/> }
+        />
+    }
+}
+
+#[component]
+fn PendingCall(
+    call: PendingToolCall,
+    chat: Chat,
+    supervisor: bool,
+    decide: ServerAction<DecideApproval>,
+    decide_error: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let reason = RwSignal::new(String::new());
+    let id = StoredValue::new(call.id.clone());
+    let send = move |approve: bool| {
+        let text = reason.get_untracked();
+        if !approve && text.trim().is_empty() {
+            return;
+        }
+        chat.state.update(|s| s.decide_locally(&id.get_value()));
+        decide.dispatch(DecideApproval {
+            id: id.get_value(),
+            decision: ApprovalDecision {
+                approve,
+                reason: (!approve).then(|| text.trim().to_string()),
+                args: None,
+                token: None,
+            },
+        });
+    };
+    let reason_id = format!("reject-reason-{}", call.id);
+    view! {
+        <li
+            data-testid="approval-inline"
+            data-tool=call.tool.clone()
+            class="rounded-xl border border-amber-300 bg-amber-50 p-3 text-sm shadow-sm"
+        >
+            <div class="flex items-center gap-2">
+                <span class="grid h-6 w-6 shrink-0 place-items-center rounded-full bg-amber-200 text-amber-900">
+                    <Icon kind=IconKind::Alert class="h-4 w-4"/>
+                </span>
+                <p class="font-medium text-amber-900">
+                    "Waiting for supervisor approval: "
+                    <code class="font-mono">{call.tool.clone()}</code>
+                </p>
+            </div>
+            {(!call.reason.is_empty()).then(|| view! { <p class="mt-1 text-xs text-amber-800">{call.reason.clone()}</p> })}
+            <details class="mt-2">
+                <summary class="cursor-pointer text-xs font-medium text-amber-900">"Proposed arguments"</summary>
+                <div class="mt-1.5">
+                    <JsonBlock value=call.args.clone() label="proposed arguments"/>
+                </div>
+            </details>
+            {if supervisor {
+                view! {
+                    <div class="mt-3 flex flex-wrap items-end gap-2">
+                        <button
+                            type="button"
+                            data-testid="approve-inline"
+                            class="rounded-lg bg-emerald-600 px-3 py-1.5 font-medium text-white hover:bg-emerald-700 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-emerald-500"
+                            on:click=move |_| send(true)
+                        >
+                            "Approve"
+                        </button>
+                        <div class="flex min-w-48 flex-1 items-end gap-2">
+                            <div class="flex-1">
+                                <label for=reason_id.clone() class="mb-0.5 block text-xs text-amber-900">"Reason for rejecting"</label>
+                                <input
+                                    id=reason_id.clone()
+                                    data-testid="reject-reason-inline"
+                                    class="w-full rounded-lg border border-amber-300 bg-white px-2 py-1.5 text-sm focus:border-amber-500 focus:outline-none focus:ring-2 focus:ring-amber-200"
+                                    prop:value=move || reason.get()
+                                    on:input=move |ev| reason.set(event_target_value(&ev))
+                                />
+                            </div>
+                            <button
+                                type="button"
+                                data-testid="reject-inline"
+                                class="rounded-lg border border-rose-300 bg-white px-3 py-1.5 font-medium text-rose-700 hover:bg-rose-50 disabled:opacity-50"
+                                disabled=move || reason.with(|r| r.trim().is_empty())
+                                on:click=move |_| send(false)
+                            >
+                                "Reject"
+                            </button>
+                        </div>
+                    </div>
+                    {move || decide_error.get().map(|m| view! { <p role="alert" class="mt-2 text-xs text-red-700">{m}</p> })}
+                }
+                    .into_any()
+            } else {
+                view! {
+                    <p data-testid="approval-waiting" class="mt-2 text-xs text-amber-900">
+                        "A supervisor must approve this call; the reply continues here by itself once they decide."
+                    </p>
+                }
+                    .into_any()
+            }}
+        </li>
+    }
+}

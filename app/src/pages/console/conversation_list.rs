@@ -1,0 +1,142 @@
+//! The left column: every conversation with its handling label and last
+//! message, and "New".
+
+use aics_types::ConversationSummary;
+use leptos::prelude::*;
+
+use super::api::{list_conversations, CreateConversation};
+use super::state::UNTITLED;
+use crate::components::badges::HandlingBadge;
+use crate::components::errors::ErrorList;
+use crate::components::icons::{Icon, IconKind};
+use crate::session::reload_to;
+
+/// The conversation list; `refresh` reloads it.
+#[component]
+pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -> impl IntoView {
+    let create = ServerAction::<CreateConversation>::new();
+    let conversations = Resource::new(
+        move || (refresh.get(), create.version().get()),
+        |_| list_conversations(),
+    );
+    // On success the server function redirects to the new conversation.
+    Effect::new(move |_| {
+        if let Some(Err(e)) = create.value().get() {
+            if e.is_unauthorized() {
+                reload_to("/login");
+            }
+        }
+    });
+    let create_error = move || match create.value().get() {
+        Some(Err(e)) if !e.is_unauthorized() => Some(e.message),
+        _ => None,
+    };
+    view! {
+        <aside
+            aria-label="Conversations"
+            class="flex max-h-72 flex-col border-b border-slate-200 bg-white md:sticky md:top-14 md:row-span-2 md:h-[calc(100vh-3.5rem)] md:max-h-none md:self-start md:border-b-0 md:border-r xl:static xl:row-span-1 xl:h-full"
+        >
+            <div class="flex items-center justify-between gap-2 px-3 py-3">
+                <h2 class="text-sm font-semibold text-slate-700">"Conversations"</h2>
+                <NewConversation create/>
+            </div>
+            {move || {
+                create_error()
+                    .map(|m| view! { <p role="alert" class="mx-3 mb-2 rounded bg-red-50 px-2 py-1 text-xs text-red-700">{m}</p> })
+            }}
+            <div class="min-h-0 flex-1 overflow-y-auto">
+                <Transition fallback=|| view! { <p class="px-3 py-2 text-sm text-slate-500">"Loading…"</p> }>
+                    <ErrorBoundary fallback=|errors| view! { <ErrorList errors class="mx-3 p-2"/> }>
+                        {move || Suspend::new(async move {
+                            conversations
+                                .await
+                                .map(|list| {
+                                    if list.is_empty() {
+                                        view! {
+                                            <p class="px-3 py-2 text-sm text-slate-500">"No conversations yet."</p>
+                                        }
+                                            .into_any()
+                                    } else {
+                                        view! {
+                                            <ul data-testid="conversation-list" class="space-y-0.5 px-2 pb-3">
+                                                {list
+                                                    .into_iter()
+                                                    .map(|c| view! { <ConversationItem summary=c current/> })
+                                                    .collect_view()}
+                                            </ul>
+                                        }
+                                            .into_any()
+                                    }
+                                })
+                        })}
+                    </ErrorBoundary>
+                </Transition>
+            </div>
+        </aside>
+    }
+}
+
+/// "New": a plain form post, so it works as soon as the page is visible;
+/// once the page's script runs, the same form is sent without a reload.
+#[component]
+fn NewConversation(create: ServerAction<CreateConversation>) -> impl IntoView {
+    view! {
+        <ActionForm action=create>
+            <button
+                type="submit"
+                data-testid="new-conversation"
+                class="inline-flex items-center gap-1 rounded-lg bg-indigo-600 px-2.5 py-1.5 text-sm font-medium text-white shadow-sm hover:bg-indigo-700 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-500 disabled:opacity-60"
+                disabled=move || create.pending().get()
+            >
+                <Icon kind=IconKind::Plus class="h-4 w-4"/>
+                "New"
+                <span class="sr-only">" conversation"</span>
+            </button>
+        </ActionForm>
+    }
+}
+
+#[component]
+fn ConversationItem(summary: ConversationSummary, current: Memo<Option<String>>) -> impl IntoView {
+    let id = StoredValue::new(summary.session_id.clone());
+    let is_current =
+        move || current.with(|c| id.with_value(|id| c.as_deref() == Some(id.as_str())));
+    let title = if summary.title.trim().is_empty() {
+        UNTITLED.to_string()
+    } else {
+        summary.title.clone()
+    };
+    let last = summary
+        .last_message
+        .clone()
+        .unwrap_or_else(|| "No messages yet".into());
+    let when = summary.updated_at.format("%b %-d, %H:%M").to_string();
+    view! {
+        <li>
+            <a
+                href=format!("/c/{}", summary.session_id)
+                data-testid="conversation-item"
+                data-session=summary.session_id.clone()
+                aria-current=move || is_current().then_some("page")
+                class=move || {
+                    if is_current() {
+                        "block rounded-lg bg-indigo-50 px-2.5 py-2 ring-1 ring-indigo-200"
+                    } else {
+                        "block rounded-lg px-2.5 py-2 hover:bg-slate-50"
+                    }
+                }
+            >
+                <div class="flex items-center gap-2">
+                    <span class="truncate text-sm font-medium text-slate-800">{title}</span>
+                    <span class="ml-auto shrink-0 text-[11px] tabular-nums text-slate-400">{when}</span>
+                </div>
+                <div class="mt-1 flex items-center gap-2">
+                    <HandlingBadge state=summary.handling/>
+                    <span data-testid="last-message" class="truncate text-xs text-slate-500">
+                        {last}
+                    </span>
+                </div>
+            </a>
+        </li>
+    }
+}

@@ -1,0 +1,7 @@
+//! One folder per page: its components, and the server functions only it
+//! calls (`api.rs`).
+
+pub mod approvals;
+pub mod console;
+pub mod login;
+pub mod turn;
