@@ -3,29 +3,23 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::{agent, approve, ready, supervisor, CHAIN};
+
 use std::time::Duration;
 
 use aics_db::Database;
 use aics_service::{Console, ConsoleConfig, EventStream, ServiceError};
 use aics_types::{
     AgentEvent, ApprovalDecision, ApprovalStatus, HandlingState, MessageRole, Role, StopReason,
-    ToolCallStatus, UserInfo,
+    ToolCallStatus,
 };
 use futures::StreamExt;
 use http::HeaderMap;
 use sqlx::SqlitePool;
 
-const CHAIN: &str = "订单ORD-123一直没收到，帮我查一下并创建投诉工单";
 const API_TOKEN: &str = "test-api-token-0123456789";
-
-async fn ready(db: Database) -> Database {
-    db.migrate().await.unwrap();
-    db.seed().await.unwrap();
-    db.ensure_default_accounts(Some("supervisor-pass"), Some("agent-pass"))
-        .await
-        .unwrap();
-    db
-}
 
 fn config() -> ConsoleConfig {
     ConsoleConfig {
@@ -38,29 +32,6 @@ async fn console(pool: SqlitePool) -> Console {
     Console::new(ready(Database::Sqlite(pool)).await, config())
         .await
         .unwrap()
-}
-
-fn supervisor() -> UserInfo {
-    UserInfo {
-        username: "supervisor".into(),
-        role: Role::Supervisor,
-    }
-}
-
-fn agent() -> UserInfo {
-    UserInfo {
-        username: "agent".into(),
-        role: Role::Agent,
-    }
-}
-
-fn approve() -> ApprovalDecision {
-    ApprovalDecision {
-        approve: true,
-        reason: None,
-        args: None,
-        token: None,
-    }
 }
 
 /// Events until (and including) `final`, or a panic after 20 s.

@@ -7,6 +7,10 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::{agent, approve, ready, supervisor, CHAIN};
+
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -14,46 +18,9 @@ use std::time::{Duration, Instant};
 use aics_db::Database;
 use aics_openai::{OpenAiConfig, ProviderConfig};
 use aics_service::{Console, ConsoleConfig, EventStream, ServiceError};
-use aics_types::{
-    AgentEvent, ApprovalDecision, ApprovalStatus, MessageRole, Role, RunState, StopReason,
-    ToolCallStatus, UserInfo,
-};
+use aics_types::{AgentEvent, ApprovalStatus, MessageRole, RunState, StopReason, ToolCallStatus};
 use futures::StreamExt;
 use sqlx::{PgPool, SqlitePool};
-
-const CHAIN: &str = "订单ORD-123一直没收到，帮我查一下并创建投诉工单";
-
-async fn ready(db: Database) -> Database {
-    db.migrate().await.unwrap();
-    db.seed().await.unwrap();
-    db.ensure_default_accounts(Some("supervisor-pass"), Some("agent-pass"))
-        .await
-        .unwrap();
-    db
-}
-
-fn supervisor() -> UserInfo {
-    UserInfo {
-        username: "supervisor".into(),
-        role: Role::Supervisor,
-    }
-}
-
-fn agent() -> UserInfo {
-    UserInfo {
-        username: "agent".into(),
-        role: Role::Agent,
-    }
-}
-
-fn approve() -> ApprovalDecision {
-    ApprovalDecision {
-        approve: true,
-        reason: None,
-        args: None,
-        token: None,
-    }
-}
 
 async fn next(stream: &mut EventStream) -> aics_service::LiveEvent {
     tokio::time::timeout(Duration::from_secs(30), stream.next())

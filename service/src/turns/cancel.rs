@@ -4,8 +4,8 @@
 //! who cancelled it and why, and accepts messages again.
 
 use aics_types::{AgentEvent, ChatTurnTraceResult, StopReason, ToolCallStatus, UserInfo};
-use serde_json::Value;
 
+use super::finish::close_trace;
 use crate::error::ServiceError;
 use crate::{check_id, Console};
 
@@ -52,20 +52,13 @@ impl Console {
             ),
         };
         let mut trace = self.last_trace(graph_execution_id).await?;
-        trace.stop_reason = Some(StopReason::Cancelled);
-        trace.pending_approval = false;
-        trace.approval_token = None;
-        trace.pending_tool_calls.clear();
+        close_trace(
+            &mut trace,
+            StopReason::Cancelled,
+            ToolCallStatus::Denied,
+            "cancelled by a supervisor",
+        );
         trace.reply.clear();
-        for call in &mut trace.tool_calls {
-            if matches!(
-                call.status,
-                ToolCallStatus::Pending | ToolCallStatus::Running
-            ) {
-                call.status = ToolCallStatus::Denied;
-                call.output = Value::String("cancelled by a supervisor".into());
-            }
-        }
         let Some((_, cancelled_calls)) = self
             .inner
             .db

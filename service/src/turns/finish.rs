@@ -24,6 +24,30 @@ pub(crate) const INTERRUPTED_NOTE: &str = "This turn was interrupted by a restar
 /// What the streams are told when a turn fails; the detail is in its trace.
 const FAILED_EVENT: &str = "the turn failed; the message is kept, please try again";
 
+/// Ends a trace that will not go on: its stop reason, nothing pending any
+/// more, and every call still open (running, or waiting for a decision)
+/// closed with `status` and `why` as what the call produced.
+pub(crate) fn close_trace(
+    trace: &mut ChatTurnTraceResult,
+    reason: StopReason,
+    status: ToolCallStatus,
+    why: &str,
+) {
+    trace.stop_reason = Some(reason);
+    trace.pending_approval = false;
+    trace.approval_token = None;
+    trace.pending_tool_calls.clear();
+    for call in &mut trace.tool_calls {
+        if matches!(
+            call.status,
+            ToolCallStatus::Pending | ToolCallStatus::Running
+        ) {
+            call.status = status;
+            call.output = serde_json::Value::String(why.to_owned());
+        }
+    }
+}
+
 impl Console {
     /// Stores the outcome of run `graph_execution_id` and announces it.
     pub(crate) async fn finish_run(
@@ -173,19 +197,9 @@ impl Console {
         note: &str,
     ) -> Result<ChatTurnTraceResult, ServiceError> {
         let mut trace = self.last_trace(graph_execution_id).await?;
-        trace.stop_reason = Some(StopReason::Error);
+        close_trace(&mut trace, StopReason::Error, ToolCallStatus::Error, note);
         trace.error = Some(note.to_owned());
         trace.reply = note.to_owned();
-        trace.pending_approval = false;
-        trace.pending_tool_calls.clear();
-        for call in &mut trace.tool_calls {
-            if matches!(
-                call.status,
-                ToolCallStatus::Pending | ToolCallStatus::Running
-            ) {
-                call.status = ToolCallStatus::Error;
-            }
-        }
         self.inner
             .db
             .end_run(
