@@ -24,7 +24,7 @@ test("a supervisor cancels a turn that waits for approval; the agent's page is f
 
   // The agent's page learns it live: no pending call, the note, a free composer.
   await expect(agent.getByTestId("approval-inline")).toHaveCount(0);
-  await expect(agent.getByText("supervisor cancelled this turn: the customer phoned us instead")).toBeVisible();
+  await expect(agent.getByTestId("transcript").getByText("supervisor cancelled this turn: the customer phoned us instead")).toBeVisible();
   await expect(agent.getByTestId("composer")).toBeEnabled();
   await send(agent, "Where is my order ORD-123 now?");
   await expect(agent.getByTestId("chat")).toHaveAttribute("data-running", "false", { timeout: 20_000 });
