@@ -440,7 +440,12 @@ impl Settings {
             tool_timeout,
             demo_token_delay: Duration::from_millis(self.demo.token_delay_ms),
             demo_faults: self.demo.faults,
-            api_token: self.auth.api_token.clone().filter(|t| !t.is_empty()),
+            api_token: self
+                .auth
+                .api_token
+                .clone()
+                .filter(|t| !t.is_empty())
+                .map(Into::into),
             api_token_role,
             session_ttl: Duration::from_secs(u64::from(self.auth.session_hours.max(1)) * 3600),
             cookie_secure: self.auth.cookie_secure,

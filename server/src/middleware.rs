@@ -1,7 +1,7 @@
 //! Request middleware: the cross-site guard, the API's auth layer, JSON
 //! bodies for bare error statuses, and the request counter.
 
-use aics_service::{credential, Console, Credential, ServiceError};
+use aics_service::{Console, ServiceError};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::header::{CONTENT_TYPE, HOST, ORIGIN};
@@ -36,7 +36,7 @@ fn is_state_changing(method: &Method) -> bool {
 }
 
 fn has_bearer(headers: &HeaderMap) -> bool {
-    matches!(credential(headers), Some(Credential::Bearer(_)))
+    aics_service::bearer_token(headers).is_some()
 }
 
 /// `Ok` unless the browser says the request came from another site.

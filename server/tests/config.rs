@@ -36,7 +36,7 @@ fn defaults_run_with_no_file_at_all() {
     assert_eq!(c.provider, ProviderConfig::Demo);
     assert_eq!(c.engine, EngineKind::Graph);
     assert_eq!(c.max_tool_loops, 5);
-    assert_eq!(c.api_token, None);
+    assert!(c.api_token.is_none());
     assert!(!c.demo_faults);
     assert_eq!(s.http.body_limit, 64 * 1024);
 }
