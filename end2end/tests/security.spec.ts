@@ -70,12 +70,21 @@ test("a supervisor creates an agent account; the agent signs in with it and chan
   const boss = await browser.newContext();
   const supervisor = await boss.newPage();
   await signIn(supervisor, "supervisor");
+  await supervisor.getByTestId("nav-accounts").click();
+  await expect(supervisor).toHaveURL(/\/accounts$/);
+  await expect(supervisor.getByRole("heading", { name: "Accounts" })).toBeVisible();
+  await hydrated(supervisor);
   const username = `agent-${Date.now()}`;
-  const created = await supervisor.request.post("/api/accounts", { data: { username, role: "agent" } });
-  expect(created.status()).toBe(201);
-  const { password } = await created.json();
+  await supervisor.getByLabel("Username").fill(username);
+  await supervisor.getByLabel("Role").selectOption("agent");
+  await supervisor.getByTestId("create-account").click();
+  await expect(supervisor.getByTestId("issued-username")).toHaveText(username);
+  const password = ((await supervisor.getByTestId("issued-password").textContent()) ?? "").trim();
   expect(password).toHaveLength(20);
+  const row = supervisor.locator(`[data-testid="account-row"][data-username="${username}"]`);
+  await expect(row.getByTestId("account-status")).toHaveText("Active");
 
+  // The agent signs in with it, is asked to change it, and does.
   const own = await browser.newContext();
   const agent = await own.newPage();
   await agent.goto("/login");
@@ -84,22 +93,35 @@ test("a supervisor creates an agent account; the agent signs in with it and chan
   await agent.getByLabel("Password").fill(password);
   await agent.getByRole("button", { name: "Sign in" }).click();
   await expect(agent.getByTestId("user-name")).toHaveText(username);
-  const changed = await agent.request.post("/api/auth/password", {
-    data: { currentPassword: password, newPassword: "a long phrase of my own" },
-  });
-  expect(changed.status()).toBe(204);
+  await expect(agent.getByTestId("change-password-banner")).toBeVisible();
+  await agent.getByTestId("change-password-banner").getByRole("link").click();
+  await expect(agent).toHaveURL(/\/account$/);
+  await hydrated(agent);
+  await agent.getByLabel("Current password").fill(password);
+  await agent.getByLabel("New password", { exact: true }).fill("password1234");
+  await expect(agent.getByTestId("password-rule")).toContainText("too common");
+  await expect(agent.getByTestId("change-password")).toBeDisabled();
+  await agent.getByLabel("New password", { exact: true }).fill("a long phrase of my own");
+  await agent.getByLabel("New password again").fill("a long phrase of my own");
+  await agent.getByTestId("change-password").click();
+  await expect(agent.getByTestId("password-changed")).toBeVisible();
 
-  // The old password is gone, the new one works.
+  // The old password is gone; the supervisor sees the sign-in and the audit.
   const old = await agent.request.post("/api/auth/login", { data: { username, password } });
   expect(old.status()).toBe(401);
-  const accounts = await supervisor.request.get("/api/accounts");
-  const account = (await accounts.json()).find((a: { username: string }) => a.username === username);
-  expect(account.mustChangePassword).toBe(false);
-  expect(account.lastSignInAt).toBeTruthy();
-  const audit = await supervisor.request.get("/api/audit.csv");
-  const csv = await audit.text();
+  await supervisor.reload();
+  await hydrated(supervisor);
+  await expect(row).not.toContainText("password to change");
+  await expect(row).not.toContainText("never");
+  await expect(supervisor.getByTestId("audit-log")).toContainText("account.password_change");
+  const csv = await (await supervisor.request.get("/api/audit.csv")).text();
   expect(csv).toContain(`"account.create","${username}"`);
-  expect(csv).toContain(`"account.password_change","${username}"`);
+
+  // Disabling ends the agent's session.
+  await row.getByTestId("disable").click();
+  await expect(row.getByTestId("account-status")).toHaveText("Disabled");
+  await agent.goto("/");
+  await expect(agent).toHaveURL(/\/login$/);
   await boss.close();
   await own.close();
 });
