@@ -183,6 +183,25 @@ pub enum ModelError {
     Other(String),
 }
 
+impl ModelError {
+    /// The short sentence people see and traces store ("the model provider
+    /// timed out"); the full text, which may name the endpoint's URL, goes
+    /// to the log only.
+    pub fn user_message(&self) -> String {
+        match self {
+            Self::Connect(_) => "could not reach the model provider".into(),
+            Self::Status { status, .. } => {
+                format!("the model provider answered with an error (HTTP {status})")
+            }
+            Self::Timeout(_) => "the model provider timed out".into(),
+            Self::Protocol(_) => "the model provider sent an answer that could not be read".into(),
+            // The demo model's test switches: their text is the point.
+            Self::Injected(what) => format!("injected fault: {what}"),
+            Self::Other(_) => "the model provider failed".into(),
+        }
+    }
+}
+
 /// A model response as a stream of chunks.
 pub type ModelStream = BoxStream<'static, Result<ModelChunk, ModelError>>;
 

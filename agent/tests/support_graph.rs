@@ -664,6 +664,10 @@ async fn a_model_error_ends_the_turn_with_an_error_trace() {
     let (trace, events) = turn(&f.agent, TurnInput::new("s", "hello")).await;
     assert_eq!(trace.stop_reason, Some(StopReason::Error));
     assert!(trace.error.as_deref().unwrap_or("").contains("503"));
+    assert!(
+        !trace.error.as_deref().unwrap_or("").contains("overloaded"),
+        "the provider's detail stays in the log"
+    );
     assert!(trace.reply.contains("went wrong"));
     // Telling the streams is the service's, after it stored the trace.
     assert!(!events
@@ -959,6 +963,7 @@ async fn the_timeout_marker_ends_the_turn_after_the_demo_stall() {
     let (trace, events) = turn(&f.agent, TurnInput::new("s", "hi [fault:timeout]")).await;
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(trace.stop_reason, Some(StopReason::Error));
-    assert!(trace.error.as_deref().unwrap_or("").contains("stalled"));
+    // The short sentence, not the provider's detail.
+    assert_eq!(trace.error.as_deref(), Some("the model provider timed out"));
     assert!(!events.is_empty());
 }

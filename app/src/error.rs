@@ -52,6 +52,9 @@ impl From<aics_service::ServiceError> for AppError {
             axum::http::StatusCode::from_u16(error.status_code()),
         ) {
             response.set_status(status);
+            if let Some(secs) = error.retry_after_secs() {
+                response.insert_header(axum::http::header::RETRY_AFTER, secs.into());
+            }
         }
         let api = error.to_api_error();
         Self {

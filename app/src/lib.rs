@@ -13,6 +13,9 @@
 //!     the record of decisions.
 //!   - [`pages::turn`]: `/turns/{id}`, one turn's step history.
 //!   - [`pages::login`]: `/login`, the sign-in form.
+//!   - [`pages::account`]: `/account`, one's own password and sessions.
+//!   - [`pages::accounts`]: `/accounts`, the supervisors' named accounts
+//!     and the audit log.
 //! - [`components`]: the UI atoms every page shares, defined once: icons
 //!   (inline SVG), labels, the live dot, errors, JSON blocks, the tool
 //!   timeline, the trace panel, the page frame.
@@ -87,6 +90,16 @@ pub fn App() -> impl IntoView {
                     <Route
                         path=StaticSegment("approvals")
                         view=pages::approvals::ApprovalsPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=StaticSegment("account")
+                        view=pages::account::AccountPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=StaticSegment("accounts")
+                        view=pages::accounts::AccountsPage
                         ssr=SsrMode::Async
                     />
                     <Route

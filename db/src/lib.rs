@@ -24,12 +24,20 @@
 //!   and the stored turn traces.
 //! - [`approvals`]: sensitive tool calls held for a supervisor; tokens are
 //!   stored as SHA-256 hashes and are single use; the row is the audit record.
-//! - [`users`]: accounts with argon2id password hashes and a role.
+//! - [`users`]: accounts with argon2id password hashes, a role, whether
+//!   they are disabled and when they last signed in.
+//! - [`passwords`]: argon2id hashing off the async workers, a few at a
+//!   time; unknown users are checked against a dummy hash.
+//! - [`throttle`]: failed sign-ins per username and per client address,
+//!   counted here so that every instance shares them.
+//! - [`audit`]: the audit log of account changes, decisions and
+//!   cancellations.
 //! - [`memories`]: long-term memory per customer and [`SqlMemoryStore`].
 //! - [`checkpoints`]: every node of every run and [`SqlCheckpointer`].
 //! - [`commerce`]: orders, logistics events, tickets and knowledge articles,
 //!   read and written by the tools.
-//! - [`sessions`]: sign-in sessions, stored by the hash of their token.
+//! - [`sessions`]: sign-in sessions, stored by the hash of their token,
+//!   with an absolute expiry, an idle limit and a cap per user.
 //! - [`tokens`]: secret tokens and their stored (hashed) form.
 //! - [`runs`]: every graph run's durable state and lease; at most one active
 //!   run per conversation, across instances; the transactions that end,
@@ -97,25 +105,30 @@ macro_rules! with_pool {
 pub mod approvals;
 #[macro_use]
 pub mod conversations;
+pub mod audit;
 pub mod checkpoints;
 pub mod commerce;
 pub mod memories;
+pub mod passwords;
 pub mod relay;
 pub mod runs;
 pub mod search;
 pub mod seed;
 pub mod sessions;
+pub mod throttle;
 pub mod tokens;
 pub mod tools;
 pub mod users;
 
 pub use aics_agent::tools::normalize_order_id;
 pub use approvals::NewApproval;
+pub use audit::AuditQuery;
 pub use checkpoints::SqlCheckpointer;
 pub use memories::SqlMemoryStore;
 pub use relay::EventListener;
+pub use sessions::LiveSession;
 pub use tools::support_tools;
-pub use users::DefaultAccount;
+pub use users::{CredentialCheck, DefaultAccount};
 
 /// The SQLite pool size; see the crate docs on durability.
 pub const SQLITE_MAX_CONNECTIONS: u32 = 4;
@@ -165,6 +178,9 @@ pub enum DbError {
     /// Hashing or checking a password failed (500).
     #[error("password hashing failed: {0}")]
     Password(String),
+    /// Too many sign-ins wait for a password check already (503).
+    #[error("too many sign-ins are being checked; try again in a moment")]
+    Busy,
 }
 
 /// The database: SQLite (one file, WAL) or PostgreSQL. Cloning is cheap; the

@@ -52,6 +52,10 @@ on_both_databases!(
     tool_ticket_create,
     tool_knowledge_search,
     tool_escalate_to_human,
+    accounts,
+    sessions_idle_cap_and_purge,
+    sign_in_throttle,
+    audit_log,
 );
 
 /// Says plainly what is missing instead of letting every PostgreSQL test

@@ -10,12 +10,21 @@ use std::time::Duration;
 use aics_agent::support::{DEFAULT_MAX_TOOL_LOOPS, DEFAULT_TOOL_TIMEOUT};
 use aics_agent::EngineKind;
 use aics_openai::{OpenAiConfig, ProviderConfig};
-use aics_service::ConsoleConfig;
+use aics_service::{ConsoleConfig, ThrottlePolicy};
 use aics_types::Role;
 use figment::providers::{Format, Serialized, Toml};
 use figment::value::Value;
 use figment::Figment;
+use ipnet::IpNet;
+use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Deserializer};
+
+use crate::serve::ServeLimits;
+use crate::web::{HostRule, MetricsAccess, WebConfig};
+
+/// The address Leptos's configuration names when `AICS_ADDR` is unset.
+const DEFAULT_ADDR: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 3000);
 
 /// The default database: a SQLite file in `./data/`.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/aics.db";
@@ -38,8 +47,9 @@ fn invalid(key: &'static str, message: impl Into<String>) -> ConfigError {
     }
 }
 
-/// Everything the server reads at start-up.
-#[derive(Debug, Clone, Deserialize)]
+/// Everything the server reads at start-up. `Debug` shows no secret: the
+/// database URL's password and the tokens are redacted.
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Settings {
     /// Listen address (`AICS_ADDR`); default: Leptos's site address, 127.0.0.1:3000.
@@ -66,6 +76,34 @@ pub struct Settings {
     pub http: HttpSettings,
 }
 
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("addr", &self.addr)
+            .field("database_url", &redact_url(&self.database_url))
+            .field("log", &self.log)
+            .field("log_format", &self.log_format)
+            .field("llm", &self.llm)
+            .field("orchestration", &self.orchestration)
+            .field("auth", &self.auth)
+            .field("demo", &self.demo)
+            .field("http", &self.http)
+            .finish()
+    }
+}
+
+/// A URL without its password.
+fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}://{user}:[redacted]{}", &url[..scheme], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
 /// `[llm]`: the named providers and the one in use.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -79,7 +117,7 @@ pub struct LlmSettings {
     #[serde(default)]
     pub base_url: Option<String>,
     #[serde(default)]
-    pub api_key: Option<String>,
+    pub api_key: Option<SecretString>,
     #[serde(default)]
     pub model: Option<String>,
     /// Named providers (`kind = "demo"` or `kind = "openai"`, see aics-openai).
@@ -135,22 +173,87 @@ pub struct GraphKeys {
 pub struct AuthSettings {
     /// First-start password of `supervisor` (`AICS_SUPERVISOR_PASSWORD`); generated and printed when unset.
     #[serde(default)]
-    pub supervisor_password: Option<String>,
+    pub supervisor_password: Option<SecretString>,
     /// First-start password of `agent` (`AICS_AGENT_PASSWORD`).
     #[serde(default)]
-    pub agent_password: Option<String>,
+    pub agent_password: Option<SecretString>,
     /// Bearer token for scripts (`AICS_API_TOKEN`).
     #[serde(default)]
-    pub api_token: Option<String>,
+    pub api_token: Option<SecretString>,
     /// `agent` (default) or `supervisor` (`AICS_API_TOKEN_ROLE`).
     #[serde(default = "default_api_role")]
     pub api_token_role: String,
     /// How long a sign-in lasts, in hours.
     #[serde(default = "default_session_hours")]
     pub session_hours: u32,
-    /// Mark the cookie `Secure` (behind HTTPS).
+    /// A session unused this long ends, in minutes (`AICS_SESSION_IDLE_MINUTES`).
+    #[serde(default = "default_idle_minutes")]
+    pub session_idle_minutes: u32,
+    /// Signed-in browsers per user (`AICS_SESSIONS_PER_USER`).
+    #[serde(default = "default_sessions_per_user")]
+    pub sessions_per_user: u32,
+    /// `auto` (default), `true` or `false` (`AICS_COOKIE_SECURE`): whether
+    /// the session cookie is `Secure` with the `__Host-` prefix, and HSTS
+    /// is sent. `auto` is on except for plain-http loopback (see README).
     #[serde(default)]
-    pub cookie_secure: bool,
+    pub cookie_secure: CookieSecure,
+    /// Failed sign-ins of one username before the backoff starts.
+    #[serde(default = "default_free_failures")]
+    pub sign_in_free_failures: u32,
+    /// Failed sign-ins of one username that lock it (`AICS_SIGN_IN_LOCK_AFTER`).
+    #[serde(default = "default_lock_after")]
+    pub sign_in_lock_after: u32,
+    /// How long a lock lasts, in minutes (`AICS_SIGN_IN_LOCK_MINUTES`).
+    #[serde(default = "default_lock_minutes")]
+    pub sign_in_lock_minutes: u32,
+    /// The same two counts for one client address (an office shares one).
+    #[serde(default = "default_addr_free_failures")]
+    pub address_free_failures: u32,
+    #[serde(default = "default_addr_lock_after")]
+    pub address_lock_after: u32,
+}
+
+/// `auth.cookie-secure`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CookieSecure {
+    /// Secure unless the server is plain-http loopback (see README).
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl<'de> Deserialize<'de> for CookieSecure {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Bool(bool),
+            Int(i64),
+            Text(String),
+        }
+        Ok(match Raw::deserialize(d)? {
+            Raw::Bool(true) => Self::Always,
+            Raw::Bool(false) => Self::Never,
+            Raw::Int(i) => {
+                if i != 0 {
+                    Self::Always
+                } else {
+                    Self::Never
+                }
+            }
+            Raw::Text(t) => match t.trim().to_ascii_lowercase().as_str() {
+                "auto" | "" => Self::Auto,
+                "1" | "true" | "yes" | "on" => Self::Always,
+                "0" | "false" | "no" | "off" => Self::Never,
+                other => {
+                    return Err(serde::de::Error::custom(format!(
+                        "expected auto, true or false, found {other:?}"
+                    )))
+                }
+            },
+        })
+    }
 }
 
 impl Default for AuthSettings {
@@ -161,7 +264,14 @@ impl Default for AuthSettings {
             api_token: None,
             api_token_role: default_api_role(),
             session_hours: default_session_hours(),
-            cookie_secure: false,
+            session_idle_minutes: default_idle_minutes(),
+            sessions_per_user: default_sessions_per_user(),
+            cookie_secure: CookieSecure::Auto,
+            sign_in_free_failures: default_free_failures(),
+            sign_in_lock_after: default_lock_after(),
+            sign_in_lock_minutes: default_lock_minutes(),
+            address_free_failures: default_addr_free_failures(),
+            address_lock_after: default_addr_lock_after(),
         }
     }
 }
@@ -202,6 +312,43 @@ pub struct HttpSettings {
     /// How long a shutdown waits for running turns, in seconds.
     #[serde(default = "default_grace")]
     pub shutdown_grace_secs: u64,
+    /// Host names the server answers for (`AICS_ALLOWED_HOSTS`, comma
+    /// separated); loopback names always. Empty: those of `allowed-origins`,
+    /// else loopback only when listening on loopback, else any.
+    #[serde(default, deserialize_with = "list")]
+    pub allowed_hosts: Vec<String>,
+    /// Origins whose pages may send state-changing requests
+    /// (`AICS_ALLOWED_ORIGINS`), e.g. `https://console.example.com`. Empty:
+    /// the request's own host.
+    #[serde(default, deserialize_with = "list")]
+    pub allowed_origins: Vec<String>,
+    /// Proxies (addresses or CIDR ranges) whose `X-Forwarded-For` is
+    /// believed (`AICS_TRUSTED_PROXIES`).
+    #[serde(default, deserialize_with = "list")]
+    pub trusted_proxies: Vec<String>,
+    /// Who may read `/metrics` (`AICS_METRICS_ACCESS`): `loopback`
+    /// (default), `token` (with `metrics-token`) or `open`.
+    #[serde(default = "default_metrics_access")]
+    pub metrics_access: String,
+    /// The bearer token of `metrics-access = "token"` (`AICS_METRICS_TOKEN`).
+    #[serde(default)]
+    pub metrics_token: Option<SecretString>,
+    /// Open connections at most (`AICS_MAX_CONNECTIONS`).
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
+    /// Open event streams per user (`AICS_STREAMS_PER_USER`).
+    #[serde(default = "default_streams_per_user")]
+    pub streams_per_user: u32,
+    /// How long a client may take to send a request's headers, and how
+    /// long a kept-alive connection waits for the next request, in seconds.
+    #[serde(default = "default_header_read_timeout")]
+    pub header_read_timeout_secs: u64,
+    /// How long a request body may take to arrive, in seconds.
+    #[serde(default = "default_body_timeout")]
+    pub body_timeout_secs: u64,
+    /// A connection on which nothing moves this long is closed, in seconds.
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout_secs: u64,
 }
 
 impl Default for HttpSettings {
@@ -209,6 +356,16 @@ impl Default for HttpSettings {
         Self {
             body_limit: default_body_limit(),
             shutdown_grace_secs: default_grace(),
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            trusted_proxies: Vec::new(),
+            metrics_access: default_metrics_access(),
+            metrics_token: None,
+            max_connections: default_max_connections(),
+            streams_per_user: default_streams_per_user(),
+            header_read_timeout_secs: default_header_read_timeout(),
+            body_timeout_secs: default_body_timeout(),
+            idle_timeout_secs: default_idle_timeout(),
         }
     }
 }
@@ -236,6 +393,64 @@ fn default_body_limit() -> usize {
 }
 fn default_grace() -> u64 {
     30
+}
+fn default_idle_minutes() -> u32 {
+    30
+}
+fn default_sessions_per_user() -> u32 {
+    10
+}
+fn default_free_failures() -> u32 {
+    5
+}
+fn default_lock_after() -> u32 {
+    10
+}
+fn default_lock_minutes() -> u32 {
+    15
+}
+fn default_addr_free_failures() -> u32 {
+    20
+}
+fn default_addr_lock_after() -> u32 {
+    100
+}
+fn default_metrics_access() -> String {
+    "loopback".into()
+}
+fn default_max_connections() -> usize {
+    1024
+}
+fn default_streams_per_user() -> u32 {
+    16
+}
+fn default_header_read_timeout() -> u64 {
+    15
+}
+fn default_body_timeout() -> u64 {
+    30
+}
+fn default_idle_timeout() -> u64 {
+    120
+}
+
+/// A list as a TOML array or, from the environment, comma-separated text.
+fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        List(Vec<String>),
+        Text(String),
+    }
+    let items = match Raw::deserialize(d)? {
+        Raw::List(items) => items,
+        Raw::Text(text) => text.split(',').map(str::to_owned).collect(),
+    };
+    Ok(items
+        .into_iter()
+        .map(|i| i.trim().to_owned())
+        .filter(|i| !i.is_empty())
+        .collect())
 }
 
 /// `1`, `true`, `yes`, `on` (any case) and their opposites, as text,
@@ -280,7 +495,25 @@ const ENV_KEYS: &[(&str, &str, bool)] = &[
     ("AGENT_PASSWORD", "auth.agent-password", true),
     ("API_TOKEN", "auth.api-token", true),
     ("API_TOKEN_ROLE", "auth.api-token-role", true),
-    ("COOKIE_SECURE", "auth.cookie-secure", false),
+    ("COOKIE_SECURE", "auth.cookie-secure", true),
+    ("SESSION_IDLE_MINUTES", "auth.session-idle-minutes", false),
+    ("SESSIONS_PER_USER", "auth.sessions-per-user", false),
+    ("SIGN_IN_LOCK_AFTER", "auth.sign-in-lock-after", false),
+    ("SIGN_IN_LOCK_MINUTES", "auth.sign-in-lock-minutes", false),
+    ("ALLOWED_HOSTS", "http.allowed-hosts", true),
+    ("ALLOWED_ORIGINS", "http.allowed-origins", true),
+    ("TRUSTED_PROXIES", "http.trusted-proxies", true),
+    ("METRICS_ACCESS", "http.metrics-access", true),
+    ("METRICS_TOKEN", "http.metrics-token", true),
+    ("MAX_CONNECTIONS", "http.max-connections", false),
+    ("STREAMS_PER_USER", "http.streams-per-user", false),
+    (
+        "HEADER_READ_TIMEOUT_SECS",
+        "http.header-read-timeout-secs",
+        false,
+    ),
+    ("BODY_TIMEOUT_SECS", "http.body-timeout-secs", false),
+    ("IDLE_TIMEOUT_SECS", "http.idle-timeout-secs", false),
     ("DEMO_TOKEN_DELAY_MS", "demo.token-delay-ms", false),
     ("DEMO_FAULTS", "demo.faults", false),
     ("DEMO_TOOL_DELAY_MS", "demo.tool-delay-ms", false),
@@ -314,6 +547,7 @@ impl Settings {
         let settings: Settings = figment.extract().map_err(Box::new)?;
         settings.console_config()?;
         settings.listen_addr()?;
+        settings.web_config(DEFAULT_ADDR)?;
         if !matches!(settings.log_format.as_str(), "text" | "json") {
             return Err(invalid(
                 "log-format (AICS_LOG_FORMAT)",
@@ -354,7 +588,153 @@ impl Settings {
             .transpose()
     }
 
-    /// What the console is built with.
+    /// What the console serving on `addr` is built with (the cookie rule
+    /// depends on the address).
+    pub fn console_config_at(&self, addr: SocketAddr) -> Result<ConsoleConfig, ConfigError> {
+        Ok(ConsoleConfig {
+            cookie_secure: self.secure_transport(addr),
+            ..self.console_config()?
+        })
+    }
+
+    /// Whether the deployment is served over HTTPS as far as the cookie
+    /// and HSTS go: `auth.cookie-secure`, or with `auto`: when origins are
+    /// configured, whether they all are `https://`; otherwise on, unless
+    /// the server listens on loopback with no proxy in front (plain-http
+    /// `make run`).
+    pub fn secure_transport(&self, addr: SocketAddr) -> bool {
+        match self.auth.cookie_secure {
+            CookieSecure::Always => true,
+            CookieSecure::Never => false,
+            CookieSecure::Auto => {
+                let origins = &self.http.allowed_origins;
+                if !origins.is_empty() {
+                    origins
+                        .iter()
+                        .all(|o| o.to_ascii_lowercase().starts_with("https://"))
+                } else {
+                    !(addr.ip().is_loopback() && self.http.trusted_proxies.is_empty())
+                }
+            }
+        }
+    }
+
+    fn throttle(&self) -> Result<ThrottlePolicy, ConfigError> {
+        let a = &self.auth;
+        if a.sign_in_lock_after <= a.sign_in_free_failures
+            || a.address_lock_after <= a.address_free_failures
+        {
+            return Err(invalid(
+                "auth.sign-in-lock-after (AICS_SIGN_IN_LOCK_AFTER)",
+                "the lock must come after the free failures",
+            ));
+        }
+        Ok(ThrottlePolicy {
+            user_free: a.sign_in_free_failures,
+            user_lock_after: a.sign_in_lock_after,
+            addr_free: a.address_free_failures,
+            addr_lock_after: a.address_lock_after,
+            lock_for: Duration::from_secs(u64::from(a.sign_in_lock_minutes.max(1)) * 60),
+            ..ThrottlePolicy::default()
+        })
+    }
+
+    /// The router's wire policy for a server listening on `addr`.
+    pub fn web_config(&self, addr: SocketAddr) -> Result<WebConfig, ConfigError> {
+        let h = &self.http;
+        let mut origins = Vec::new();
+        for origin in &h.allowed_origins {
+            let o = origin.trim_end_matches('/').to_ascii_lowercase();
+            let Some((scheme, host)) = o.split_once("://") else {
+                return Err(invalid(
+                    "http.allowed-origins (AICS_ALLOWED_ORIGINS)",
+                    format!("{origin:?} is not an origin like https://console.example.com"),
+                ));
+            };
+            if !matches!(scheme, "http" | "https") || host.is_empty() || host.contains('/') {
+                return Err(invalid(
+                    "http.allowed-origins (AICS_ALLOWED_ORIGINS)",
+                    format!("{origin:?} is not an origin like https://console.example.com"),
+                ));
+            }
+            origins.push(o);
+        }
+        let mut hosts: Vec<String> = h
+            .allowed_hosts
+            .iter()
+            .map(|n| crate::web::host_name(n))
+            .collect();
+        hosts.extend(origins.iter().filter_map(|o| {
+            o.split_once("://")
+                .map(|(_, host)| crate::web::host_name(host))
+        }));
+        let host_rule = if !hosts.is_empty() {
+            HostRule::List(hosts)
+        } else if addr.ip().is_loopback() {
+            HostRule::Loopback
+        } else {
+            HostRule::Any
+        };
+        let trusted_proxies = h
+            .trusted_proxies
+            .iter()
+            .map(|p| {
+                p.parse::<IpNet>()
+                    .or_else(|_| p.parse::<std::net::IpAddr>().map(IpNet::from))
+                    .map_err(|_| {
+                        invalid(
+                            "http.trusted-proxies (AICS_TRUSTED_PROXIES)",
+                            format!("{p:?} is neither an address nor a CIDR range"),
+                        )
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let metrics = match h.metrics_access.as_str() {
+            "open" => MetricsAccess::Open,
+            "loopback" => MetricsAccess::Loopback,
+            "token" => match &h.metrics_token {
+                Some(t) if t.expose_secret().len() >= 16 => {
+                    MetricsAccess::Token(aics_db::tokens::hash_token(t.expose_secret()))
+                }
+                _ => {
+                    return Err(invalid(
+                        "http.metrics-token (AICS_METRICS_TOKEN)",
+                        "metrics-access = \"token\" needs a token of at least 16 characters",
+                    ))
+                }
+            },
+            other => {
+                return Err(invalid(
+                    "http.metrics-access (AICS_METRICS_ACCESS)",
+                    format!("expected loopback, token or open, found {other:?}"),
+                ))
+            }
+        };
+        Ok(WebConfig {
+            body_limit: h.body_limit,
+            body_timeout: Duration::from_secs(h.body_timeout_secs.max(1)),
+            hosts: host_rule,
+            allowed_origins: origins,
+            trusted_proxies,
+            metrics,
+            hsts: self.secure_transport(addr),
+            reload_port: None,
+        })
+    }
+
+    /// The connection limits.
+    pub fn serve_limits(&self) -> ServeLimits {
+        let h = &self.http;
+        ServeLimits {
+            max_connections: h.max_connections.max(1),
+            header_read_timeout: Duration::from_secs(h.header_read_timeout_secs.max(1)),
+            idle_timeout: Duration::from_secs(h.idle_timeout_secs.max(1)),
+            shutdown_grace: Duration::from_secs(h.shutdown_grace_secs),
+        }
+    }
+
+    /// What the console is built with (for a server on 127.0.0.1:3000; see
+    /// [`Settings::console_config_at`]).
     pub fn console_config(&self) -> Result<ConsoleConfig, ConfigError> {
         let o = &self.orchestration;
         let react = o.graph.react_enabled.or(o.react_enabled);
@@ -424,7 +804,7 @@ impl Settings {
             )
         })?;
         if let Some(token) = &self.auth.api_token {
-            if token.len() < 16 {
+            if token.expose_secret().len() < 16 {
                 return Err(invalid(
                     "auth.api-token (AICS_API_TOKEN)",
                     "use at least 16 characters",
@@ -440,10 +820,20 @@ impl Settings {
             tool_timeout,
             demo_token_delay: Duration::from_millis(self.demo.token_delay_ms),
             demo_faults: self.demo.faults,
-            api_token: self.auth.api_token.clone().filter(|t| !t.is_empty()),
+            api_token: self
+                .auth
+                .api_token
+                .clone()
+                .filter(|t| !t.expose_secret().is_empty()),
             api_token_role,
             session_ttl: Duration::from_secs(u64::from(self.auth.session_hours.max(1)) * 3600),
-            cookie_secure: self.auth.cookie_secure,
+            session_idle: Duration::from_secs(
+                u64::from(self.auth.session_idle_minutes.max(1)) * 60,
+            ),
+            sessions_per_user: self.auth.sessions_per_user.max(1),
+            cookie_secure: self.secure_transport(DEFAULT_ADDR),
+            throttle: self.throttle()?,
+            streams_per_user: self.http.streams_per_user.max(1),
             lease,
             sweep_interval,
             tool_delay: Duration::from_millis(self.demo.tool_delay_ms),
@@ -478,7 +868,7 @@ impl Settings {
                 cfg.base_url = url.clone();
             }
             if let Some(key) = &llm.api_key {
-                cfg.api_key = Some(key.clone());
+                cfg.api_key = Some(key.expose_secret().to_owned());
             }
             if let Some(model) = &llm.model {
                 cfg.model = model.clone();

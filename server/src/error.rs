@@ -74,8 +74,30 @@ impl IntoResponse for HttpError {
             // The detail goes to the log only; the span carries the request id.
             tracing::error!(error = %self, "request failed");
         }
-        (status, axum::Json(self.body())).into_response()
+        let retry_after = match &self {
+            Self::Service(e) => e.retry_after_secs(),
+            _ => None,
+        };
+        let mut response = (status, axum::Json(self.body())).into_response();
+        if let Some(secs) = retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, secs.into());
+        }
+        response
     }
+}
+
+/// 413 for a body past the limit (or one that did not arrive in time).
+pub fn too_large_or_unreadable() -> Response {
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        axum::Json(ApiError {
+            error: "payload_too_large".into(),
+            message: "the request body is too large or did not arrive in time".into(),
+        }),
+    )
+        .into_response()
 }
 
 /// A bare status as `ApiError` JSON (for answers that have no error value,
@@ -90,6 +112,8 @@ pub fn status_error(status: StatusCode) -> ApiError {
         StatusCode::NOT_FOUND => "not_found",
         StatusCode::CONFLICT => "conflict",
         StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+        StatusCode::TOO_MANY_REQUESTS => "too_many_requests",
+        StatusCode::REQUEST_TIMEOUT => "timeout",
         s if s.is_client_error() => "invalid_request",
         _ => "internal",
     };

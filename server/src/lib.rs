@@ -6,8 +6,15 @@
 //! - [`telemetry`]: logs (text or JSON) and the Prometheus recorder.
 //! - [`state`]: [`state::AppState`], the one state struct.
 //! - [`routes`]: the API of docs/API.md, one module per area with its `router()`.
-//! - [`middleware`]: the cross-site guard, the auth layer, JSON error bodies,
-//!   the request counter.
+//! - [`web`]: [`web::WebConfig`], the wire policy (hosts, origins, proxies,
+//!   metrics access, HSTS, body limits).
+//! - [`headers`]: CSP with a per-request nonce, the other security headers,
+//!   `no-store`.
+//! - [`guards`]: the host allowlist, the client address, the cross-site
+//!   guard, control characters refused.
+//! - [`middleware`]: the auth layer, the per-user stream cap, JSON error
+//!   bodies, the request counter.
+//! - [`serve`]: the accept loop with connection cap and timeouts.
 //! - [`error`], [`extract`]: the HTTP error and the extractors that reject with it.
 //! - [`app`] (this file): the whole router, Leptos pages and server
 //!   functions (`/fn/*`) included.
@@ -17,11 +24,16 @@
 pub mod config;
 pub mod error;
 pub mod extract;
+pub mod guards;
+pub mod headers;
 pub mod middleware;
 pub mod routes;
+pub mod serve;
 pub mod state;
 pub mod telemetry;
+pub mod web;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -30,23 +42,43 @@ use axum::http::HeaderName;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
-use leptos::prelude::provide_context;
+use leptos::prelude::{provide_context, use_context};
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use tower::ServiceBuilder;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
+use crate::guards::Guards;
+use crate::headers::CspNonce;
 use crate::state::AppState;
+use crate::web::WebConfig;
 
 /// The request id header, set when the client sent none.
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The whole application: API, operations, Leptos pages and server
-/// functions, with the cross-site guard, body limit, request ids and tracing.
-pub fn app(state: AppState, body_limit: usize) -> Router {
+/// functions, behind the security headers, the host allowlist, the
+/// cross-site guard, the control-character check, the body limit and
+/// timeout, request ids and tracing.
+pub fn app(state: AppState, web: WebConfig) -> Router {
+    let body_limit = web.body_limit;
+    let web = Arc::new(web);
+    let guards = Guards {
+        web: web.clone(),
+        console: state.console.clone(),
+    };
     let console = state.console.clone();
-    let context = move || provide_context(console.clone());
+    let context = move || {
+        provide_context(console.clone());
+        // The page's inline hydration script carries the nonce the CSP
+        // header names (both made by `headers::security_headers`).
+        if let Some(parts) = use_context::<axum::http::request::Parts>() {
+            if let Some(nonce) = parts.extensions.get::<CspNonce>() {
+                provide_context(leptos::nonce::Nonce::from_value(nonce.0.clone()));
+            }
+        }
+    };
     let routes = generate_route_list(app::App);
     let shell = {
         let options = state.leptos_options.clone();
@@ -98,8 +130,28 @@ pub fn app(state: AppState, body_limit: usize) -> Router {
                     }),
                 )
                 .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+                .layer(axum::middleware::from_fn_with_state(
+                    web.clone(),
+                    headers::security_headers,
+                ))
                 .layer(axum::middleware::from_fn(middleware::count_requests))
-                .layer(axum::middleware::from_fn(middleware::cross_site_guard))
+                .layer(axum::middleware::from_fn_with_state(
+                    guards.clone(),
+                    guards::host_allowlist,
+                ))
+                .layer(axum::middleware::from_fn_with_state(
+                    guards.clone(),
+                    guards::client_addr,
+                ))
+                .layer(axum::middleware::from_fn_with_state(
+                    guards.clone(),
+                    guards::cross_site_guard,
+                ))
+                .layer(axum::middleware::from_fn_with_state(
+                    guards,
+                    guards::reject_control_chars,
+                ))
+                .layer(axum::Extension(web))
                 .layer(DefaultBodyLimit::max(body_limit)),
         )
         .with_state(state)

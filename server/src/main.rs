@@ -12,13 +12,29 @@ use aics_db::Database;
 use aics_service::Console;
 use anyhow::Context;
 use leptos::config::get_configuration;
+use secrecy::ExposeSecret;
 use tokio::sync::watch;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let settings = Settings::load()?;
     telemetry::init_logs(&settings)?;
-    let console_config = settings.console_config()?;
+    let conf = get_configuration(None).context("reading the Leptos configuration")?;
+    let leptos_options = conf.leptos_options;
+    let addr: SocketAddr = settings.listen_addr()?.unwrap_or(leptos_options.site_addr);
+    let console_config = settings.console_config_at(addr)?;
+    let mut web = settings.web_config(addr)?;
+    // `cargo leptos watch` reloads pages over a WebSocket; allow it then.
+    if std::env::var_os("LEPTOS_WATCH").is_some() {
+        web.reload_port = Some(leptos_options.reload_port as u16);
+    }
+    if web.hosts == aics::web::HostRule::Any {
+        tracing::warn!(
+            %addr,
+            "serving a non-loopback address with no http.allowed-origins or http.allowed-hosts: \
+             any Host header is answered (set them to refuse DNS-rebinding requests)"
+        );
+    }
 
     let db = Database::connect(&settings.database_url)
         .await
@@ -27,12 +43,22 @@ async fn main() -> anyhow::Result<()> {
     db.seed().await.context("seeding the demo data")?;
     let created = db
         .ensure_default_accounts(
-            settings.auth.supervisor_password.as_deref(),
-            settings.auth.agent_password.as_deref(),
+            settings
+                .auth
+                .supervisor_password
+                .as_ref()
+                .map(ExposeSecret::expose_secret),
+            settings
+                .auth
+                .agent_password
+                .as_ref()
+                .map(ExposeSecret::expose_secret),
         )
         .await
         .context("creating the first-start accounts")?;
     for account in created {
+        // Printed once to the terminal that started the server, never to
+        // the log.
         match account.generated_password {
             Some(password) => println!(
                 "created the {} account {:?} with the generated password: {password}",
@@ -46,9 +72,6 @@ async fn main() -> anyhow::Result<()> {
     let console = Console::new(db.clone(), console_config)
         .await
         .context("starting the console")?;
-    let conf = get_configuration(None).context("reading the Leptos configuration")?;
-    let leptos_options = conf.leptos_options;
-    let addr: SocketAddr = settings.listen_addr()?.unwrap_or(leptos_options.site_addr);
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let state = AppState {
         leptos_options,
@@ -56,7 +79,7 @@ async fn main() -> anyhow::Result<()> {
         metrics: telemetry::metrics_handle(),
         shutdown: shutdown_rx,
     };
-    let router = aics::app(state, settings.http.body_limit);
+    let router = aics::app(state, web);
 
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -69,19 +92,19 @@ async fn main() -> anyhow::Result<()> {
         engine = %model.engine,
         max_tool_loops = model.max_tool_loops,
         database = %db.backend(),
+        secure_cookie = console.config().cookie_secure,
         "aics serves"
     );
     println!("aics is running: open http://{addr} in a browser");
-    axum::serve(listener, router.into_make_service())
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            tracing::info!("shutting down: finishing requests and running turns");
-            // Ends the open event streams, which would otherwise keep
-            // the server waiting.
-            let _ = shutdown_tx.send(true);
-        })
-        .await
-        .context("serving")?;
+    aics::serve::serve(listener, router, settings.serve_limits(), async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down: finishing requests and running turns");
+        // Ends the open event streams, which would otherwise keep the
+        // server waiting.
+        let _ = shutdown_tx.send(true);
+    })
+    .await
+    .context("serving")?;
     console
         .shutdown(Duration::from_secs(settings.http.shutdown_grace_secs))
         .await;

@@ -1,74 +1,19 @@
-//! Request middleware: the cross-site guard, the API's auth layer, JSON
-//! bodies for bare error statuses, and the request counter.
+//! Request middleware: the API's auth layer, the per-user cap on event
+//! streams, JSON bodies for bare error statuses, and the request counter.
+//! (The guards before them are in [`crate::guards`], the security headers
+//! in [`crate::headers`].)
 
-use aics_service::{credential, Console, Credential, ServiceError};
+use aics_service::Console;
+use aics_types::UserInfo;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::header::{CONTENT_TYPE, HOST, ORIGIN};
-use axum::http::{HeaderMap, Method};
+use axum::http::header::CONTENT_TYPE;
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 
 use crate::error::{status_error, HttpError};
-
-/// Refuses a state-changing request that a browser marks cross-site, or
-/// whose `Origin` is not this server, unless it carries a bearer token
-/// (browsers never add one on their own). Covers every path, the Leptos
-/// server functions under `/fn` included.
-pub async fn cross_site_guard(request: Request, next: Next) -> Response {
-    if is_state_changing(request.method()) && !has_bearer(request.headers()) {
-        if let Err(why) = same_origin(request.headers()) {
-            tracing::warn!(why, path = %request.uri().path(), "cross-site request refused");
-            return HttpError::from(ServiceError::Forbidden(format!(
-                "cross-site request refused: {why}"
-            )))
-            .into_response();
-        }
-    }
-    next.run(request).await
-}
-
-fn is_state_changing(method: &Method) -> bool {
-    !matches!(
-        *method,
-        Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE
-    )
-}
-
-fn has_bearer(headers: &HeaderMap) -> bool {
-    matches!(credential(headers), Some(Credential::Bearer(_)))
-}
-
-/// `Ok` unless the browser says the request came from another site.
-/// Requests without either header (curl, old browsers) pass: they carry no
-/// ambient credentials a third-party page could abuse.
-fn same_origin(headers: &HeaderMap) -> Result<(), &'static str> {
-    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
-        if matches!(site, "cross-site" | "same-site") {
-            return Err("Sec-Fetch-Site says the request is from another site");
-        }
-    }
-    let Some(origin) = headers.get(ORIGIN) else {
-        return Ok(());
-    };
-    let origin = origin
-        .to_str()
-        .map_err(|_| "the Origin header is not text")?;
-    let host = headers
-        .get(HOST)
-        .and_then(|v| v.to_str().ok())
-        .ok_or("the request has an Origin but no Host")?;
-    // `Origin: null` (sandboxed frames, some redirects) never matches.
-    let origin_host = origin
-        .split_once("://")
-        .map(|(_, rest)| rest.trim_end_matches('/'))
-        .ok_or("the Origin header is not a URL")?;
-    if origin_host.eq_ignore_ascii_case(host) {
-        Ok(())
-    } else {
-        Err("the Origin does not match the Host")
-    }
-}
 
 /// The auth layer of `/api/*`: a valid session cookie or bearer token, else
 /// 401. The user goes into the request's extensions for the handlers.
@@ -108,9 +53,56 @@ pub async fn json_errors(request: Request, next: Next) -> Response {
     response
 }
 
+/// Holds a place among the user's open event streams (see
+/// `Console::open_stream`) for as long as the stream's body lives, and
+/// ends the body when the user's sessions end. Applies to the routes that
+/// answer with event streams (`…/events`, `…/stream`); 429 past the cap.
+pub async fn stream_cap(State(console): State<Console>, request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    if !(path.ends_with("/events") || path.ends_with("/stream")) {
+        return next.run(request).await;
+    }
+    let Some(user) = request.extensions().get::<UserInfo>().cloned() else {
+        return next.run(request).await;
+    };
+    let mut permit = match console.open_stream(&user) {
+        Ok(permit) => permit,
+        Err(e) => return HttpError::from(e).into_response(),
+    };
+    let response = next.run(request).await;
+    let is_stream = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !is_stream {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let revoked = async move { permit.revoked().await };
+    let body = Body::from_stream(body.into_data_stream().take_until(Box::pin(revoked)));
+    Response::from_parts(parts, body)
+}
+
+/// The `method` label of a request: a standard method, or `other` (an
+/// unauthenticated client may send any token as a method, and each label
+/// is a series kept forever).
+pub fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
+}
+
 /// Counts requests by method and status class.
 pub async fn count_requests(request: Request<Body>, next: Next) -> Response {
-    let method = request.method().as_str().to_owned();
+    let method = method_label(request.method());
     let response = next.run(request).await;
     let class = match response.status().as_u16() {
         100..=199 => "1xx",
@@ -122,4 +114,16 @@ pub async fn count_requests(request: Request<Body>, next: Next) -> Response {
     metrics::counter!("aics_http_requests_total", "method" => method, "status" => class)
         .increment(1);
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_methods_fold_into_other() {
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::TRACE), "other");
+        assert_eq!(method_label(&Method::from_bytes(b"BREW").unwrap()), "other");
+    }
 }

@@ -58,9 +58,17 @@ async fn test_app(db: Database) -> TestApp {
         shutdown: rx,
     };
     TestApp {
-        router: aics::app(state, 64 * 1024),
+        router: aics::app(state, web_for_tests()),
         console,
         shutdown: tx,
+    }
+}
+
+/// The wire policy of the tests: the test host is ours.
+fn web_for_tests() -> aics::web::WebConfig {
+    aics::web::WebConfig {
+        hosts: aics::web::HostRule::List(vec![HOST.into()]),
+        ..aics::web::WebConfig::default()
     }
 }
 
@@ -68,12 +76,15 @@ async fn app(pool: SqlitePool) -> TestApp {
     test_app(ready_db(Database::Sqlite(pool)).await).await
 }
 
-/// A request builder with the Host header every browser sends.
+/// A request builder with the Host header every browser sends, from a
+/// loopback peer (as `aics::serve` records it).
 fn req(method: Method, path: &str) -> axum::http::request::Builder {
+    let peer: std::net::SocketAddr = "127.0.0.1:50000".parse().unwrap();
     Request::builder()
         .method(method)
         .uri(path)
         .header(header::HOST, HOST)
+        .extension(axum::extract::ConnectInfo(peer))
 }
 
 fn bearer(b: axum::http::request::Builder) -> axum::http::request::Builder {
@@ -774,9 +785,14 @@ async fn serve(app: &TestApp) -> String {
     let addr = listener.local_addr().unwrap();
     let router = app.router.clone();
     tokio::spawn(async move {
-        axum::serve(listener, router.into_make_service())
-            .await
-            .unwrap();
+        aics::serve::serve(
+            listener,
+            router,
+            aics::serve::ServeLimits::default(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
     });
     format!("http://{addr}")
 }

@@ -36,7 +36,7 @@ fn defaults_run_with_no_file_at_all() {
     assert_eq!(c.provider, ProviderConfig::Demo);
     assert_eq!(c.engine, EngineKind::Graph);
     assert_eq!(c.max_tool_loops, 5);
-    assert_eq!(c.api_token, None);
+    assert!(c.api_token.is_none());
     assert!(!c.demo_faults);
     assert_eq!(s.http.body_limit, 64 * 1024);
 }
@@ -70,8 +70,23 @@ fn environment_variables_override_the_file() {
     assert_eq!(s.listen_addr().unwrap().unwrap().port(), 3400);
     assert_eq!(s.database_url, "postgres://u:p@localhost/aics");
     // Passwords are taken as written, never parsed as numbers or arrays.
-    assert_eq!(s.auth.supervisor_password.as_deref(), Some("00012345"));
-    assert_eq!(s.auth.agent_password.as_deref(), Some("[not-an-array"));
+    let secret = |v: &Option<secrecy::SecretString>| {
+        v.as_ref()
+            .map(|s| secrecy::ExposeSecret::expose_secret(s).to_owned())
+    };
+    assert_eq!(
+        secret(&s.auth.supervisor_password).as_deref(),
+        Some("00012345")
+    );
+    assert_eq!(
+        secret(&s.auth.agent_password).as_deref(),
+        Some("[not-an-array")
+    );
+    // Debug shows none of the secrets.
+    let debug = format!("{s:?}");
+    for hidden in ["00012345", "[not-an-array", ":p@"] {
+        assert!(!debug.contains(hidden), "{hidden} in {debug}");
+    }
     let c = s.console_config().unwrap();
     assert_eq!(c.engine, EngineKind::Linear);
     assert_eq!(c.max_tool_loops, 3);

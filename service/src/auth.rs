@@ -1,71 +1,137 @@
-//! Sign-in: password check, server-side sessions behind the `aics_session`
-//! cookie, and the scripts' bearer token.
+//! Sign-in and sessions: the password check (throttled per username and
+//! per client address, counted in the database), server-side sessions
+//! behind the session cookie (absolute expiry, idle timeout, a cap per
+//! user, "sign out everywhere"), and the scripts' bearer token.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
+use aics_db::throttle::{addr_key, user_key};
 use aics_db::tokens::{hash_token, new_token};
-use aics_types::{Role, UserInfo};
+use aics_db::CredentialCheck;
+use aics_types::{normalize_username, Role, UserInfo};
 use http::header::{AUTHORIZATION, COOKIE};
 use http::HeaderMap;
+use secrecy::ExposeSecret;
 
 use crate::error::ServiceError;
 use crate::Console;
 
-/// The session cookie's name.
+/// The session cookie's name over plain-http loopback (`make run`).
 pub const SESSION_COOKIE: &str = "aics_session";
+/// Its name when the cookie is `Secure`: the `__Host-` prefix makes the
+/// browser refuse it unless it is Secure, has `Path=/` and no `Domain`, so
+/// no other host or plain-http page can plant or shadow it.
+pub const SECURE_SESSION_COOKIE: &str = "__Host-aics_session";
 
 /// The built-in user the API token acts as.
 pub const API_USER: &str = "api";
 
+/// A session is marked as used at most this often (a write per request
+/// would cost more than the idle timeout's precision is worth).
+const TOUCH_EVERY: chrono::Duration = chrono::Duration::seconds(60);
+
+/// The address a request came from, as the server worked it out (the
+/// proxy's `X-Forwarded-For` honoured only from configured proxies). The
+/// server puts it in every request's extensions; sign-in reads it there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClientAddr(pub Option<IpAddr>);
+
 /// How a request proves who it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Credential {
-    /// `Authorization: Bearer …` (scripts; not sent by browsers on their own,
-    /// hence exempt from the cross-site checks).
+    /// `Authorization: Bearer …` (scripts; never sent by browsers on their
+    /// own).
     Bearer(String),
-    /// The `aics_session` cookie.
+    /// The session cookie.
     Cookie(String),
 }
 
-/// The credential a request carries, bearer first.
-pub fn credential(headers: &HeaderMap) -> Option<Credential> {
-    if let Some(value) = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()) {
-        let token = value
-            .strip_prefix("Bearer ")
-            .or_else(|| value.strip_prefix("bearer "))
-            .unwrap_or_default()
-            .trim();
-        return Some(Credential::Bearer(token.to_owned()));
-    }
-    session_cookie(headers).map(Credential::Cookie)
+/// The bearer token of an `Authorization: Bearer …` header, if there is
+/// one. Other schemes (a proxy's `Basic`) are not ours and are ignored.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-/// The value of the `aics_session` cookie, if sent.
-pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
+/// The value of the cookie named `name`, if sent.
+pub fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == SESSION_COOKIE)
-        .map(|(_, value)| value.trim().to_owned())
+        .find(|(n, _)| *n == name)
+        .map(|(_, value)| value.trim())
         .filter(|v| !v.is_empty())
 }
 
+/// A signed-in browser: the user, the `Set-Cookie` value, and whether the
+/// password was set by someone else and should be changed now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedIn {
+    pub user: UserInfo,
+    pub set_cookie: String,
+    pub must_change_password: bool,
+}
+
+/// "15 minutes", "1 minute", "30 seconds": how long to wait, for people.
+pub fn wait_text(wait: Duration) -> String {
+    let secs = wait.as_secs_f64().ceil() as u64;
+    match secs {
+        0..=1 => "a second".to_owned(),
+        2..=59 => format!("{secs} seconds"),
+        60..=119 => "a minute".to_owned(),
+        _ => format!("{} minutes", secs.div_ceil(60)),
+    }
+}
+
 impl Console {
+    /// The session cookie's name in this deployment.
+    pub fn session_cookie_name(&self) -> &'static str {
+        if self.inner.config.cookie_secure {
+            SECURE_SESSION_COOKIE
+        } else {
+            SESSION_COOKIE
+        }
+    }
+
+    /// The credential a request carries: a bearer token first, else the
+    /// session cookie.
+    pub fn credential(&self, headers: &HeaderMap) -> Option<Credential> {
+        if let Some(token) = bearer_token(headers) {
+            return Some(Credential::Bearer(token.to_owned()));
+        }
+        cookie_value(headers, self.session_cookie_name())
+            .map(|token| Credential::Cookie(token.to_owned()))
+    }
+
+    /// Whether the request carries the configured API token (the one
+    /// credential that exempts a request from the cross-site guard).
+    pub fn has_valid_bearer(&self, headers: &HeaderMap) -> bool {
+        bearer_token(headers).is_some_and(|token| self.is_api_token(token))
+    }
+
+    fn is_api_token(&self, token: &str) -> bool {
+        // Comparing digests: equal-length values whose timing says nothing
+        // about the token itself.
+        match &self.inner.api_token_hash {
+            Some(expected) => !token.is_empty() && hash_token(token) == *expected,
+            None => false,
+        }
+    }
+
     /// Who sent the request: the bearer token's user or the session
-    /// cookie's. A wrong bearer token does not fall back to the cookie.
+    /// cookie's. A wrong bearer token does not fall back to the cookie; a
+    /// session that expired, sat idle too long or belongs to a disabled
+    /// account is refused.
     #[tracing::instrument(skip_all)]
     pub async fn authenticate(&self, headers: &HeaderMap) -> Result<UserInfo, ServiceError> {
-        match credential(headers) {
+        match self.credential(headers) {
             Some(Credential::Bearer(token)) => {
-                let Some(expected) = &self.inner.api_token_hash else {
-                    return Err(ServiceError::Unauthorized);
-                };
-                // Comparing digests: equal-length values whose timing says
-                // nothing about the token itself.
-                if !token.is_empty() && hash_token(&token) == *expected {
+                if self.is_api_token(&token) {
                     Ok(UserInfo {
                         username: API_USER.to_owned(),
                         role: self.inner.config.api_token_role,
@@ -75,59 +141,224 @@ impl Console {
                 }
             }
             Some(Credential::Cookie(token)) => {
-                let Some(username) = self.inner.db.session_user(&hash_token(&token)).await? else {
+                let db = &self.inner.db;
+                let token_hash = hash_token(&token);
+                let now = chrono::Utc::now();
+                let Some(session) = db.live_session(&token_hash, now - self.idle()).await? else {
                     return Err(ServiceError::Unauthorized);
                 };
-                self.inner
-                    .db
-                    .user(&username)
+                let user = db
+                    .active_user(&session.username)
                     .await?
-                    .ok_or(ServiceError::Unauthorized)
+                    .ok_or(ServiceError::Unauthorized)?;
+                if now - session.last_seen_at > TOUCH_EVERY {
+                    if let Err(e) = db.touch_session(&token_hash).await {
+                        tracing::warn!(error = %e, "could not mark the session used");
+                    }
+                }
+                Ok(user)
             }
             None => Err(ServiceError::Unauthorized),
         }
     }
 
-    /// Checks the password and opens a session; returns the user and the
-    /// `Set-Cookie` value. Unknown user and wrong password look the same.
-    #[tracing::instrument(skip_all, fields(username))]
-    pub async fn login(
+    fn idle(&self) -> chrono::Duration {
+        chrono::Duration::from_std(self.inner.config.session_idle)
+            .unwrap_or(chrono::Duration::minutes(30))
+    }
+
+    /// Checks the password and opens a session. Before any hashing, a
+    /// username or address blocked by earlier failures is answered 429
+    /// (even with the right password); a wrong password counts against
+    /// both; the right one clears the username's count. Unknown users and
+    /// wrong passwords look the same, in answer and in time.
+    #[tracing::instrument(skip_all, fields(username, client = ?client.0))]
+    pub async fn sign_in(
         &self,
         username: &str,
         password: &str,
-    ) -> Result<(UserInfo, String), ServiceError> {
-        tracing::Span::current().record("username", username);
-        if username.trim().is_empty() || password.is_empty() {
+        client: ClientAddr,
+    ) -> Result<SignedIn, ServiceError> {
+        aics_types::validate_text("the username", username).map_err(ServiceError::Invalid)?;
+        aics_types::validate_text("the password", password).map_err(ServiceError::Invalid)?;
+        let username = normalize_username(username);
+        tracing::Span::current().record("username", username.as_str());
+        if username.is_empty() || password.is_empty() {
             return Err(ServiceError::Invalid(
                 "username and password are required".into(),
             ));
         }
-        if username.chars().count() > 64 || password.chars().count() > 1024 {
-            return Err(ServiceError::Unauthorized);
+        if username.chars().count() > aics_types::MAX_USERNAME_CHARS
+            || password.chars().count() > aics_types::MAX_PASSWORD_CHARS
+        {
+            return Err(ServiceError::Invalid(
+                "the username or password is too long".into(),
+            ));
         }
-        let Some(user) = self.inner.db.verify_password(username, password).await? else {
-            tracing::info!("sign-in refused");
-            return Err(ServiceError::Unauthorized);
-        };
+        let db = &self.inner.db;
+        let user_key = user_key(&username);
+        let addr_key = client.0.as_ref().map(addr_key);
+        let keys: Vec<String> = std::iter::once(user_key.clone())
+            .chain(addr_key.clone())
+            .collect();
+        if let Some(until) = db.sign_in_blocked_until(&keys).await? {
+            metrics::counter!("aics_sign_ins_total", "outcome" => "throttled").increment(1);
+            let wait = (until - chrono::Utc::now())
+                .to_std()
+                .unwrap_or(Duration::from_secs(1));
+            tracing::info!(wait_secs = wait.as_secs(), "sign-in refused: throttled");
+            return Err(ServiceError::TooManyRequests {
+                message: format!(
+                    "Too many failed sign-ins. Wait {} before trying again.",
+                    wait_text(wait)
+                ),
+                retry_after: wait,
+            });
+        }
+        match db.check_credentials(&username, password).await? {
+            CredentialCheck::Valid(user) => {
+                db.clear_sign_in_failures(&user_key).await?;
+                db.record_sign_in(&user.username).await?;
+                let must_change_password = db.must_change_password(&user.username).await?;
+                let set_cookie = self.open_session(&user).await?;
+                metrics::counter!("aics_sign_ins_total", "outcome" => "ok").increment(1);
+                tracing::info!(role = user.role.as_str(), "signed in");
+                Ok(SignedIn {
+                    user,
+                    set_cookie,
+                    must_change_password,
+                })
+            }
+            CredentialCheck::Disabled(_) => {
+                metrics::counter!("aics_sign_ins_total", "outcome" => "disabled").increment(1);
+                tracing::info!("sign-in refused: the account is disabled");
+                Err(ServiceError::Forbidden(
+                    "This account is disabled. Ask a supervisor to enable it.".into(),
+                ))
+            }
+            CredentialCheck::Invalid => {
+                metrics::counter!("aics_sign_ins_total", "outcome" => "refused").increment(1);
+                let policy = self.inner.config.throttle;
+                self.count_failure(
+                    &user_key,
+                    &username,
+                    policy.user_free,
+                    policy.user_lock_after,
+                )
+                .await?;
+                if let (Some(key), Some(addr)) = (&addr_key, client.0) {
+                    self.count_failure(
+                        key,
+                        &addr.to_string(),
+                        policy.addr_free,
+                        policy.addr_lock_after,
+                    )
+                    .await?;
+                }
+                tracing::info!("sign-in refused");
+                Err(ServiceError::Unauthorized)
+            }
+        }
+    }
+
+    /// Counts one failed sign-in against `key` and blocks it when the
+    /// policy says so; a lock goes to the audit log.
+    async fn count_failure(
+        &self,
+        key: &str,
+        subject: &str,
+        free: u32,
+        lock_after: u32,
+    ) -> Result<(), ServiceError> {
+        let db = &self.inner.db;
+        let policy = self.inner.config.throttle;
+        let now = chrono::Utc::now();
+        let quiet_since = now - chrono::Duration::from_std(policy.lock_for).unwrap_or_default();
+        let failures = db.record_sign_in_failure(key, quiet_since).await?;
+        if let Some(block) = policy.block_after(failures, free, lock_after) {
+            let until = now + chrono::Duration::from_std(block).unwrap_or_default();
+            db.block_sign_in(key, until).await?;
+            if failures == i64::from(lock_after) {
+                tracing::warn!(key, failures, "sign-in locked after repeated failures");
+                self.audit(
+                    "system",
+                    "sign_in.lock",
+                    subject,
+                    &format!(
+                        "{failures} failed sign-ins; locked for {}",
+                        wait_text(policy.lock_for)
+                    ),
+                )
+                .await;
+            }
+        }
+        Ok(())
+    }
+
+    /// A new session for `user` (the oldest beyond the per-user cap end);
+    /// returns its `Set-Cookie` value.
+    async fn open_session(&self, user: &UserInfo) -> Result<String, ServiceError> {
         let token = new_token();
         let ttl = self.inner.config.session_ttl;
         let expires_at = chrono::Utc::now()
             + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::hours(12));
         self.inner
             .db
-            .insert_session(&hash_token(&token), &user.username, expires_at)
+            .insert_session(
+                &hash_token(&token),
+                &user.username,
+                expires_at,
+                self.inner.config.sessions_per_user,
+            )
             .await?;
-        tracing::info!(role = user.role.as_str(), "signed in");
-        Ok((user, self.cookie(&token, ttl)))
+        Ok(self.cookie(&token, ttl))
+    }
+
+    /// [`Console::sign_in`] without a client address (callers that have
+    /// none; the username's throttle still applies). Returns the user and
+    /// the `Set-Cookie` value.
+    pub async fn login(
+        &self,
+        username: &str,
+        password: &str,
+    ) -> Result<(UserInfo, String), ServiceError> {
+        let signed_in = self.sign_in(username, password, ClientAddr(None)).await?;
+        Ok((signed_in.user, signed_in.set_cookie))
     }
 
     /// Ends the request's session (if any) and returns the clearing cookie.
     #[tracing::instrument(skip_all)]
     pub async fn logout(&self, headers: &HeaderMap) -> Result<String, ServiceError> {
-        if let Some(token) = session_cookie(headers) {
-            self.inner.db.delete_session(&hash_token(&token)).await?;
+        if let Some(token) = cookie_value(headers, self.session_cookie_name()) {
+            self.inner.db.delete_session(&hash_token(token)).await?;
         }
         Ok(self.cookie("", Duration::ZERO))
+    }
+
+    /// Ends every session of the signed-in user, this browser's too, and
+    /// their open event streams here; returns the clearing cookie.
+    #[tracing::instrument(skip_all, fields(user = %user.username))]
+    pub async fn sign_out_everywhere(&self, user: &UserInfo) -> Result<String, ServiceError> {
+        if user.username == API_USER {
+            return Err(ServiceError::Forbidden(
+                "the API token has no sessions to end".into(),
+            ));
+        }
+        let ended = self.inner.db.delete_user_sessions(&user.username).await?;
+        self.inner.streams.revoke(&user.username);
+        self.audit(
+            &user.username,
+            "account.sign_out_everywhere",
+            &user.username,
+            &format!("{ended} sessions ended"),
+        )
+        .await;
+        Ok(self.cookie("", Duration::ZERO))
+    }
+
+    /// The stored form of the request's session token, if it has one.
+    pub(crate) fn session_token_hash(&self, headers: &HeaderMap) -> Option<String> {
+        cookie_value(headers, self.session_cookie_name()).map(hash_token)
     }
 
     fn cookie(&self, token: &str, max_age: Duration) -> String {
@@ -137,7 +368,8 @@ impl Console {
             ""
         };
         format!(
-            "{SESSION_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}{secure}",
+            "{}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}{secure}",
+            self.session_cookie_name(),
             max_age.as_secs()
         )
     }
@@ -154,7 +386,48 @@ impl Console {
     }
 
     /// The digest the API token is compared by.
-    pub(crate) fn api_token_digest(token: &str) -> String {
-        hash_token(token)
+    pub(crate) fn api_token_digest(token: &secrecy::SecretString) -> String {
+        hash_token(token.expose_secret())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_bearer_is_a_bearer() {
+        let mut h = HeaderMap::new();
+        h.insert(AUTHORIZATION, "Bearer abc".parse().unwrap());
+        assert_eq!(bearer_token(&h), Some("abc"));
+        h.insert(AUTHORIZATION, "bearer  abc ".parse().unwrap());
+        assert_eq!(bearer_token(&h), Some("abc"));
+        h.insert(AUTHORIZATION, "Basic YWxhZGRpbjpvcGVu".parse().unwrap());
+        assert_eq!(bearer_token(&h), None);
+        h.insert(AUTHORIZATION, "Bearer".parse().unwrap());
+        assert_eq!(bearer_token(&h), None);
+    }
+
+    #[test]
+    fn cookies_by_name() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            COOKIE,
+            "theme=dark; __Host-aics_session=s1; aics_session=s2"
+                .parse()
+                .unwrap(),
+        );
+        assert_eq!(cookie_value(&h, SECURE_SESSION_COOKIE), Some("s1"));
+        assert_eq!(cookie_value(&h, SESSION_COOKIE), Some("s2"));
+        assert_eq!(cookie_value(&h, "other"), None);
+    }
+
+    #[test]
+    fn waits_read_well() {
+        assert_eq!(wait_text(Duration::from_millis(300)), "a second");
+        assert_eq!(wait_text(Duration::from_secs(8)), "8 seconds");
+        assert_eq!(wait_text(Duration::from_secs(60)), "a minute");
+        assert_eq!(wait_text(Duration::from_secs(900)), "15 minutes");
+        assert_eq!(wait_text(Duration::from_secs(899)), "15 minutes");
     }
 }

@@ -7,8 +7,9 @@ use aics_agent::support::{DEFAULT_MAX_TOOL_LOOPS, DEFAULT_TOOL_TIMEOUT};
 use aics_agent::EngineKind;
 use aics_openai::ProviderConfig;
 use aics_types::Role;
+use secrecy::SecretString;
 
-/// How the console behaves.
+/// How the console behaves. Secrets (the API token) print as redacted.
 #[derive(Debug, Clone)]
 pub struct ConsoleConfig {
     /// The name of the active provider (the key in `[llm.providers]`).
@@ -26,13 +27,24 @@ pub struct ConsoleConfig {
     /// Whether `[fault:…]` markers in a message make the demo model fail.
     pub demo_faults: bool,
     /// The bearer token scripts send; none means the API needs a session.
-    pub api_token: Option<String>,
+    pub api_token: Option<SecretString>,
     /// The role the API token acts with.
     pub api_token_role: Role,
-    /// How long a sign-in lasts.
+    /// How long a sign-in lasts at most.
     pub session_ttl: Duration,
-    /// Whether the session cookie is marked `Secure` (behind HTTPS).
+    /// A session unused this long ends.
+    pub session_idle: Duration,
+    /// Signed-in browsers per user; signing in on one more ends the oldest.
+    pub sessions_per_user: u32,
+    /// Whether the session cookie is `Secure` with the `__Host-` prefix
+    /// (served over HTTPS). The server decides; see server/README.md.
     pub cookie_secure: bool,
+    /// How failed sign-ins slow down and lock.
+    pub throttle: ThrottlePolicy,
+    /// Open event streams per user (on this instance).
+    pub streams_per_user: u32,
+    /// How often ended sessions and quiet sign-in counts are deleted.
+    pub purge_every: Duration,
     /// How many earlier messages a turn sees.
     pub history_messages: u32,
     /// How long a run's lease lasts; its owner renews it every third of
@@ -62,7 +74,12 @@ impl Default for ConsoleConfig {
             api_token: None,
             api_token_role: Role::Agent,
             session_ttl: Duration::from_secs(12 * 3600),
+            session_idle: Duration::from_secs(30 * 60),
+            sessions_per_user: 10,
             cookie_secure: false,
+            throttle: ThrottlePolicy::default(),
+            streams_per_user: 16,
+            purge_every: Duration::from_secs(600),
             history_messages: 20,
             lease: Duration::from_secs(30),
             sweep_interval: Duration::from_secs(10),
@@ -80,5 +97,75 @@ impl ConsoleConfig {
             demo_faults: true,
             ..Self::default()
         }
+    }
+}
+
+/// How failed sign-ins are answered, per username and per client address:
+/// the first `free` failures cost nothing, each further one doubles a
+/// wait (from `base_delay` up to `max_delay`), and `lock_after` failures
+/// lock the key for `lock_for`. A count that stays quiet for `lock_for`
+/// starts over; a successful sign-in clears the username's count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThrottlePolicy {
+    pub user_free: u32,
+    pub user_lock_after: u32,
+    pub addr_free: u32,
+    pub addr_lock_after: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+    pub lock_for: Duration,
+}
+
+impl Default for ThrottlePolicy {
+    fn default() -> Self {
+        Self {
+            user_free: 5,
+            user_lock_after: 10,
+            // An office behind one address shares this count.
+            addr_free: 20,
+            addr_lock_after: 100,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(60),
+            lock_for: Duration::from_secs(15 * 60),
+        }
+    }
+}
+
+impl ThrottlePolicy {
+    /// How long a key is blocked after its `failures`-th failure.
+    pub fn block_after(&self, failures: i64, free: u32, lock_after: u32) -> Option<Duration> {
+        if failures >= i64::from(lock_after) {
+            return Some(self.lock_for);
+        }
+        let over = failures - i64::from(free);
+        if over <= 0 {
+            return None;
+        }
+        let factor = 1u32
+            .checked_shl((over - 1).min(30) as u32)
+            .unwrap_or(u32::MAX);
+        Some(self.base_delay.saturating_mul(factor).min(self.max_delay))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_then_locks() {
+        let p = ThrottlePolicy::default();
+        let at = |n| p.block_after(n, p.user_free, p.user_lock_after);
+        assert_eq!(at(1), None);
+        assert_eq!(at(5), None);
+        assert_eq!(at(6), Some(Duration::from_secs(1)));
+        assert_eq!(at(7), Some(Duration::from_secs(2)));
+        assert_eq!(at(9), Some(Duration::from_secs(8)));
+        assert_eq!(at(10), Some(Duration::from_secs(900)));
+        assert_eq!(at(500), Some(Duration::from_secs(900)));
+        let a = |n| p.block_after(n, p.addr_free, p.addr_lock_after);
+        assert_eq!(a(20), None);
+        assert_eq!(a(60), Some(Duration::from_secs(60)), "capped");
+        assert_eq!(a(100), Some(Duration::from_secs(900)));
     }
 }

@@ -23,6 +23,17 @@ pub enum ServiceError {
     /// It clashes with the current state, e.g. a turn already runs (409 `conflict`).
     #[error("{0}")]
     Conflict(String),
+    /// Too many failed sign-ins, or too many open streams (429
+    /// `too_many_requests`, with `Retry-After`).
+    #[error("{message}")]
+    TooManyRequests {
+        message: String,
+        retry_after: std::time::Duration,
+    },
+    /// The server is too busy right now, e.g. a flood of sign-ins (503
+    /// `unavailable`, with `Retry-After`).
+    #[error("the server is busy; try again in a moment")]
+    Busy,
     /// Anything else (500 `internal`): logged with its detail, never shown.
     #[error("internal error: {0}")]
     Internal(String),
@@ -37,6 +48,8 @@ impl ServiceError {
             Self::Forbidden(_) => 403,
             Self::NotFound(_) => 404,
             Self::Conflict(_) => 409,
+            Self::TooManyRequests { .. } => 429,
+            Self::Busy => 503,
             Self::Internal(_) => 500,
         }
     }
@@ -49,7 +62,20 @@ impl ServiceError {
             Self::Forbidden(_) => "forbidden",
             Self::NotFound(_) => "not_found",
             Self::Conflict(_) => "conflict",
+            Self::TooManyRequests { .. } => "too_many_requests",
+            Self::Busy => "unavailable",
             Self::Internal(_) => "internal",
+        }
+    }
+
+    /// The `Retry-After` of the answer, in whole seconds (at least one).
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            Self::TooManyRequests { retry_after, .. } => {
+                Some(retry_after.as_secs_f64().ceil().max(1.0) as u64)
+            }
+            Self::Busy => Some(1),
+            _ => None,
         }
     }
 
@@ -78,6 +104,7 @@ impl From<DbError> for ServiceError {
             e @ DbError::AlreadyDecided { .. } => Self::Conflict(e.to_string()),
             // API.md: a wrong token is a 400 (the request is wrong, not the caller).
             e @ DbError::InvalidToken => Self::Invalid(e.to_string()),
+            DbError::Busy => Self::Busy,
             other => Self::Internal(other.to_string()),
         }
     }

@@ -12,8 +12,15 @@
 //!   shutdown, id checks.
 //! - [`config`]: [`ConsoleConfig`], what a console is built with.
 //! - [`error`]: [`ServiceError`] and its one HTTP mapping.
-//! - [`auth`]: sign-in, server-side sessions behind the `aics_session`
-//!   cookie, the scripts' bearer token.
+//! - [`auth`]: sign-in (throttled per username and client address),
+//!   server-side sessions behind the session cookie (idle timeout, cap per
+//!   user, sign out everywhere), the scripts' bearer token.
+//! - `accounts`: named accounts managed by supervisors, changing one's own
+//!   password.
+//! - [`audit`]: the audit log ([`Console::record_audit`] for every
+//!   component), its listing and CSV export.
+//! - [`streams`]: open event streams per user: the cap, and their end when
+//!   the user's sessions end.
 //! - `conversations`: listing, creating and reading conversations; their
 //!   live events with replay.
 //! - `turns`: the turn lifecycle — starting a turn (one run per
@@ -24,16 +31,22 @@
 //! - `hub`: each conversation's live events, sequenced, with a replay
 //!   buffer; the approvals stream; the relay between instances.
 //! - [`metrics`]: the Prometheus series the service records.
+//! - `housekeeping`: the periodic purge of ended sessions and quiet
+//!   sign-in counts.
 #![forbid(unsafe_code)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod audit;
 pub mod auth;
 pub mod config;
 pub mod error;
 pub mod metrics;
+pub mod streams;
 
+mod accounts;
 mod approvals;
 mod conversations;
+mod housekeeping;
 mod hub;
 mod turns;
 
@@ -53,12 +66,16 @@ use async_trait::async_trait;
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
-pub use auth::{credential, Credential, SESSION_COOKIE};
-pub use config::ConsoleConfig;
+pub use aics_db::AuditQuery;
+pub use auth::{
+    bearer_token, ClientAddr, Credential, SignedIn, API_USER, SECURE_SESSION_COOKIE, SESSION_COOKIE,
+};
+pub use config::{ConsoleConfig, ThrottlePolicy};
 pub use conversations::{EventStream, LiveEvent};
 pub use error::ServiceError;
 pub use hub::EventId;
 pub use metrics::OpenStreamGuard;
+pub use streams::StreamPermit;
 
 use hub::EventHub;
 
@@ -85,6 +102,8 @@ struct Inner {
     /// Turns running in background tasks, for a graceful shutdown.
     in_flight: AtomicUsize,
     idle: Notify,
+    /// Open event streams per user.
+    streams: Arc<streams::StreamLimiter>,
 }
 
 impl std::fmt::Debug for Console {
@@ -156,8 +175,8 @@ impl Console {
         }
         let api_token_hash = config
             .api_token
-            .as_deref()
-            .filter(|t| !t.is_empty())
+            .as_ref()
+            .filter(|t| !secrecy::ExposeSecret::expose_secret(*t).is_empty())
             .map(Console::api_token_digest);
         let console = Self {
             inner: Arc::new(Inner {
@@ -171,10 +190,12 @@ impl Console {
                 tasks: Mutex::default(),
                 in_flight: AtomicUsize::new(0),
                 idle: Notify::new(),
+                streams: Arc::default(),
             }),
         };
         console.refresh_pending_gauge().await;
         console.start_recovery();
+        housekeeping::start(&console);
         Ok(console)
     }
 

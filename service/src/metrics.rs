@@ -21,7 +21,7 @@ pub(crate) fn record_turn(trace: &ChatTurnTraceResult, already_counted: &HashSet
         }
         metrics::counter!(
             "aics_tool_calls_total",
-            "tool" => call.name.clone(),
+            "tool" => tool_label(&call.name),
             "status" => call.status.as_str()
         )
         .increment(1);
@@ -31,6 +31,16 @@ pub(crate) fn record_turn(trace: &ChatTurnTraceResult, already_counted: &HashSet
         .increment(trace.usage.prompt_tokens);
     metrics::counter!("aics_llm_tokens_total", "kind" => "completion")
         .increment(trace.usage.completion_tokens);
+}
+
+/// The `tool` label of a call: a registered tool's name, or `other` for a
+/// name the model made up (each distinct label is a series kept forever).
+pub fn tool_label(name: &str) -> &'static str {
+    aics_agent::tools::SUPPORT_TOOL_NAMES
+        .iter()
+        .find(|known| **known == name)
+        .copied()
+        .unwrap_or("other")
 }
 
 /// A turn that failed before it produced a trace.
@@ -64,5 +74,17 @@ impl Default for OpenStreamGuard {
 impl Drop for OpenStreamGuard {
     fn drop(&mut self) {
         metrics::gauge!("aics_open_streams").decrement(1.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_tools_fold_into_other() {
+        assert_eq!(tool_label("order_query"), "order_query");
+        assert_eq!(tool_label("rm_rf_slash"), "other");
+        assert_eq!(tool_label(""), "other");
     }
 }

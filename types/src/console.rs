@@ -362,8 +362,11 @@ pub fn validate_session_id(id: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks a customer message: not blank, at most [`MAX_MESSAGE_CHARS`].
+/// Checks a customer message: not blank, at most [`MAX_MESSAGE_CHARS`], no
+/// control characters but tab and line breaks (see
+/// [`crate::find_control_char`]).
 pub fn validate_message(message: &str) -> Result<(), String> {
+    crate::validate_text("message", message)?;
     if message.trim().is_empty() {
         return Err("message must not be empty".into());
     }
@@ -485,6 +488,8 @@ mod tests {
         assert!(validate_message("hello").is_ok());
         assert!(validate_message("   ").is_err());
         assert!(validate_message(&"x".repeat(MAX_MESSAGE_CHARS + 1)).is_err());
+        assert!(validate_message("where is\0 my order").is_err());
+        assert!(validate_message("two\nlines\tand a tab").is_ok());
     }
 
     #[test]

@@ -11,15 +11,19 @@
 //! - [`event`]: what a running turn reports as it goes ([`AgentEvent`]).
 //! - [`console`]: what the console shows besides traces: conversations,
 //!   messages, approvals, checkpoints, users, API errors.
+//! - [`accounts`]: named accounts, the audit log, and the rules for
+//!   usernames, new passwords and free text (no control characters).
 //! - [`commerce`]: the shop's data the tools read and write: customers,
 //!   orders, logistics events, tickets, knowledge articles.
 #![forbid(unsafe_code)]
 
+pub mod accounts;
 pub mod commerce;
 pub mod console;
 pub mod event;
 pub mod trace;
 
+pub use accounts::*;
 pub use commerce::*;
 pub use console::*;
 pub use event::*;

@@ -271,7 +271,8 @@ impl SupportAgent {
                 };
                 let mut state = latest.state;
                 state.stop_reason = Some(StopReason::Error);
-                state.error = Some(e.to_string());
+                // The stored and shown text is short; the detail is logged above.
+                state.error = Some(short_error(&e));
                 state.elapsed_ms += started.elapsed().as_millis() as u64;
                 if state.final_reply.is_empty() {
                     state.final_reply =
@@ -280,5 +281,18 @@ impl SupportAgent {
                 Ok(build_trace(&state, &latest.path, &RunStatus::Finished))
             }
         }
+    }
+}
+
+/// What a trace says about a run that broke off: clear and short, with no
+/// internals (a node's error may carry SQL or provider detail, which the
+/// log line of [`SupportAgent`]'s `conclude` keeps).
+fn short_error(e: &GraphError) -> String {
+    match e {
+        GraphError::StepLimit { limit, .. } => {
+            format!("the turn stopped after {limit} steps without an answer")
+        }
+        GraphError::Node { node, .. } => format!("the turn stopped: its {node} step failed"),
+        _ => "the turn stopped unexpectedly".into(),
     }
 }

@@ -29,10 +29,20 @@ pub use backend::{BackendError, NewTicket, SupportBackend};
 pub use order::normalize_order_id;
 pub use ticket_create::TICKET_CATEGORIES;
 
-use crate::tool::{ToolError, ToolRegistry};
+use crate::tool::{ToolError, ToolRegistry, TypedTool};
 
 /// The longest free text a tool accepts (a summary, a reason, a query).
 pub const MAX_TEXT_CHARS: usize = 2_000;
+
+/// The names of the tools [`support_tools`] registers (metrics fold any
+/// other name a model makes up into `other`).
+pub const SUPPORT_TOOL_NAMES: [&str; 5] = [
+    <order_query::OrderQuery as TypedTool>::NAME,
+    <logistics_track::LogisticsTrack as TypedTool>::NAME,
+    <ticket_create::TicketCreate as TypedTool>::NAME,
+    <knowledge_search::KnowledgeSearch as TypedTool>::NAME,
+    <escalate_to_human::EscalateToHuman as TypedTool>::NAME,
+];
 
 /// The support tools over `backend`: order_query, logistics_track,
 /// ticket_create, knowledge_search and escalate_to_human.
@@ -45,8 +55,11 @@ pub fn support_tools(backend: Arc<dyn SupportBackend>) -> ToolRegistry {
         .with(escalate_to_human::EscalateToHuman(backend))
 }
 
-/// A trimmed, non-empty text of at most [`MAX_TEXT_CHARS`] characters.
+/// A trimmed, non-empty text of at most [`MAX_TEXT_CHARS`] characters,
+/// without control characters (a model can emit a NUL, which PostgreSQL
+/// cannot store).
 pub(crate) fn check_text(field: &str, text: &str) -> Result<String, ToolError> {
+    aics_types::validate_text(field, text).map_err(ToolError::InvalidArguments)?;
     let text = text.trim();
     if text.is_empty() {
         return Err(ToolError::InvalidArguments(format!(
@@ -70,6 +83,8 @@ mod tests {
         assert_eq!(check_text("q", "  refund ").unwrap(), "refund");
         assert!(check_text("q", "   ").is_err());
         assert!(check_text("q", &"x".repeat(MAX_TEXT_CHARS + 1)).is_err());
+        assert!(check_text("q", "late\0 order").is_err());
+        assert_eq!(check_text("q", "two\nlines").unwrap(), "two\nlines");
     }
 
     #[test]
@@ -86,5 +101,8 @@ mod tests {
                 "ticket_create"
             ]
         );
+        let mut known = SUPPORT_TOOL_NAMES.to_vec();
+        known.sort_unstable();
+        assert_eq!(names, known);
     }
 }

@@ -10,9 +10,17 @@ use crate::session::{reload_to, Session};
 /// The page frame: the header above `children`.
 #[component]
 pub fn Layout(session: Session, children: Children) -> impl IntoView {
+    let must_change = session.must_change_password;
     view! {
         <div class="flex min-h-screen flex-col">
             <Header session/>
+            {must_change.then(|| view! {
+                <div role="status" data-testid="change-password-banner" class="border-b border-amber-200 bg-amber-50 px-4 py-2 text-sm text-amber-900 lg:px-6">
+                    "A supervisor set your password. "
+                    <a href="/account" class="font-medium underline">"Choose your own now"</a>
+                    "."
+                </div>
+            })}
             <div class="flex-1">{children()}</div>
         </div>
     }
@@ -35,6 +43,8 @@ fn Header(session: Session) -> impl IntoView {
             .then_some("page")
     };
     let in_approvals = move || path.with(|p| p == "/approvals").then_some("page");
+    let in_accounts = move || path.with(|p| p == "/accounts").then_some("page");
+    let in_account = move || path.with(|p| p == "/account").then_some("page");
     let supervisor = session.is_supervisor();
     let model = session.model.clone();
     let role = session.user.role.as_str();
@@ -65,6 +75,14 @@ fn Header(session: Session) -> impl IntoView {
                             >
                                 "Approvals"
                             </a>
+                            <a
+                                href="/accounts"
+                                data-testid="nav-accounts"
+                                aria-current=in_accounts
+                                class=NAV_LINK
+                            >
+                                "Accounts"
+                            </a>
                         }
                     })}
             </nav>
@@ -84,9 +102,15 @@ fn Header(session: Session) -> impl IntoView {
                     {format!("{} · {}", model.model, model.engine)}
                 </span>
                 <span class="flex items-center gap-2">
-                    <span data-testid="user-name" class="font-medium text-slate-800">
+                    <a
+                        href="/account"
+                        data-testid="user-name"
+                        aria-current=in_account
+                        title="Your account: password, sessions"
+                        class="font-medium text-slate-800 hover:underline"
+                    >
                         {session.user.username.clone()}
-                    </span>
+                    </a>
                     <span
                         data-testid="user-role"
                         class=if supervisor {

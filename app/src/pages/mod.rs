@@ -1,6 +1,8 @@
 //! One folder per page: its components, and the server functions only it
 //! calls (`api.rs`).
 
+pub mod account;
+pub mod accounts;
 pub mod approvals;
 pub mod console;
 pub mod login;

@@ -33,6 +33,7 @@ pub(crate) fn set_cookie(value: &str) {
 pub async fn whoami() -> Result<Option<Session>, AppError> {
     match signed_in().await {
         Ok((console, user)) => Ok(Some(Session {
+            must_change_password: console.must_change_password(&user).await?,
             user,
             model: console.model_info(),
         })),

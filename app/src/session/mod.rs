@@ -16,6 +16,10 @@ use crate::error::AppError;
 pub struct Session {
     pub user: UserInfo,
     pub model: ModelInfo,
+    /// A supervisor set the password (a new account, a reset): the header
+    /// asks the user to choose their own.
+    #[serde(default)]
+    pub must_change_password: bool,
 }
 
 impl Session {

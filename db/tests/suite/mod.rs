@@ -12,6 +12,9 @@ use aics_types::{
 };
 use serde_json::{json, Value};
 
+mod security;
+pub use security::*;
+
 /// A migrated and seeded database.
 pub async fn ready(db: Database) -> Database {
     db.migrate().await.expect("migrate");

@@ -1,6 +1,7 @@
 //! The JSON and SSE API of docs/API.md, one module per area, each with its
 //! `router()`; [`api_router`] merges them behind the auth layer.
 
+pub mod accounts;
 pub mod approvals;
 pub mod auth;
 pub mod conversations;
@@ -14,7 +15,7 @@ use axum::Router;
 use futures::{Stream, StreamExt};
 use tokio::sync::watch;
 
-use crate::middleware::{json_errors, require_user};
+use crate::middleware::{json_errors, require_user, stream_cap};
 use crate::state::AppState;
 
 /// Everything under `/api/`: login is open, the rest needs a user.
@@ -24,6 +25,12 @@ pub fn api_router(state: &AppState) -> Router<AppState> {
         .merge(conversations::router())
         .merge(approvals::router())
         .merge(ops::api_router())
+        .merge(accounts::router())
+        // Inner: needs the user that `require_user` (outer) found.
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.console.clone(),
+            stream_cap,
+        ))
         .route_layer(axum::middleware::from_fn_with_state(
             state.console.clone(),
             require_user,

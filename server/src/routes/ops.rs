@@ -7,7 +7,14 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::Router;
+use axum::{Extension, Router};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::ConnectInfo;
+use axum::http::HeaderMap;
+
+use crate::web::{metrics_allowed, WebConfig};
 use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::error::HttpError;
@@ -44,7 +51,21 @@ async fn ready(State(console): State<Console>) -> Response {
     }
 }
 
-async fn render_metrics(State(handle): State<Option<PrometheusHandle>>) -> Response {
+/// The Prometheus text, to whom `http.metrics-access` allows (404 to
+/// others, so the endpoint is not advertised).
+async fn render_metrics(
+    State(handle): State<Option<PrometheusHandle>>,
+    Extension(web): Extension<Arc<WebConfig>>,
+    connect: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+) -> Response {
+    if !metrics_allowed(
+        &web.metrics,
+        connect.map(|Extension(ConnectInfo(peer))| peer),
+        &headers,
+    ) {
+        return StatusCode::NOT_FOUND.into_response();
+    }
     match handle {
         Some(handle) => {
             handle.run_upkeep();

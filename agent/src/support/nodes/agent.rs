@@ -259,7 +259,9 @@ impl Node<SupportState> for Agent {
             tracing::warn!(graph_execution_id = ctx.thread_id, error = %e, "model call failed");
             s.stop = true;
             s.stop_reason = Some(StopReason::Error);
-            s.error = Some(e.to_string());
+            // Viewers and the stored trace get the short sentence; the
+            // detail (endpoint, body) is in the log line above.
+            s.error = Some(e.user_message());
         }
         Ok(Next::Continue)
     }

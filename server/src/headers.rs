@@ -1,0 +1,160 @@
+//! Security headers on every answer: a Content-Security-Policy (HTML pages
+//! allow their own scripts, the Leptos hydration script by a fresh nonce,
+//! and WebAssembly; everything else nothing), `frame-ancestors 'none'`,
+//! nosniff, Referrer-Policy, HSTS over HTTPS, and `Cache-Control: no-store`
+//! on everything that carries data (pages, JSON, event streams, exports).
+//!
+//! The nonce is made here, once per request, and put in the request's
+//! extensions as [`CspNonce`]; the Leptos render reads it from there (see
+//! `crate::app`), so the header and the page always agree.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, REFERRER_POLICY,
+    STRICT_TRANSPORT_SECURITY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::web::WebConfig;
+
+/// The CSP nonce of one request: 128 random bits, hex.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CspNonce(pub String);
+
+impl CspNonce {
+    fn new() -> Self {
+        Self(uuid::Uuid::new_v4().simple().to_string())
+    }
+}
+
+/// What a non-HTML answer may load: nothing (and it may not be framed).
+const API_CSP: &str = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The policy of an HTML page with `nonce`.
+pub fn page_csp(nonce: &str, reload_port: Option<u16>) -> String {
+    // `cargo leptos watch` reloads the page over a WebSocket on its own port.
+    let reload = reload_port
+        .map(|port| format!(" ws://127.0.0.1:{port} ws://localhost:{port}"))
+        .unwrap_or_default();
+    format!(
+        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
+         style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'{reload}; \
+         object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    )
+}
+
+/// Adds the headers of the module docs to every answer that lacks them.
+pub async fn security_headers(
+    State(web): State<Arc<WebConfig>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let nonce = CspNonce::new();
+    request.extensions_mut().insert(nonce.clone());
+    let mut response = next.run(request).await;
+    let kind = content_kind(response.headers());
+    let headers = response.headers_mut();
+    let csp = match kind {
+        Kind::Html => page_csp(&nonce.0, web.reload_port),
+        _ => API_CSP.to_owned(),
+    };
+    set_default(headers, CONTENT_SECURITY_POLICY, &csp);
+    set_default(headers, X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set_default(headers, X_FRAME_OPTIONS, "DENY");
+    set_default(headers, REFERRER_POLICY, "no-referrer");
+    set_default(
+        headers,
+        HeaderName::from_static("cross-origin-opener-policy"),
+        "same-origin",
+    );
+    set_default(
+        headers,
+        HeaderName::from_static("cross-origin-resource-policy"),
+        "same-origin",
+    );
+    set_default(
+        headers,
+        HeaderName::from_static("permissions-policy"),
+        "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+    );
+    if web.hsts {
+        set_default(headers, STRICT_TRANSPORT_SECURITY, "max-age=31536000");
+    }
+    if kind != Kind::Asset {
+        set_default(headers, CACHE_CONTROL, "no-store");
+    }
+    response
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Html,
+    /// JSON, event streams, CSV, plain text (metrics), or no body type.
+    Data,
+    /// Scripts, wasm, styles, images, fonts: cacheable.
+    Asset,
+}
+
+fn content_kind(headers: &HeaderMap) -> Kind {
+    let Some(ct) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return Kind::Data;
+    };
+    let ct = ct.to_ascii_lowercase();
+    if ct.starts_with("text/html") {
+        Kind::Html
+    } else if ct.starts_with("application/json")
+        || ct.starts_with("text/event-stream")
+        || ct.starts_with("text/csv")
+        || ct.starts_with("text/plain")
+        || ct.starts_with("application/x-www-form-urlencoded")
+    {
+        Kind::Data
+    } else {
+        Kind::Asset
+    }
+}
+
+fn set_default(headers: &mut HeaderMap, name: HeaderName, value: &str) {
+    if !headers.contains_key(&name) {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            headers.insert(name, value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_policy_allows_only_the_nonce_inline() {
+        let csp = page_csp("abc123", None);
+        assert!(csp.contains("script-src 'self' 'nonce-abc123' 'wasm-unsafe-eval';"));
+        assert!(!csp.contains("unsafe-inline"));
+        assert!(csp.contains("frame-ancestors 'none'"));
+        assert!(!csp.contains("ws://"));
+        assert!(page_csp("n", Some(3001)).contains("ws://127.0.0.1:3001"));
+        let a = CspNonce::new();
+        assert_eq!(a.0.len(), 32);
+        assert_ne!(a, CspNonce::new());
+    }
+
+    #[test]
+    fn kinds_by_content_type() {
+        let kind = |ct: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(CONTENT_TYPE, ct.parse().unwrap());
+            content_kind(&h)
+        };
+        assert_eq!(kind("text/html; charset=utf-8"), Kind::Html);
+        assert_eq!(kind("application/json"), Kind::Data);
+        assert_eq!(kind("text/event-stream"), Kind::Data);
+        assert_eq!(kind("application/wasm"), Kind::Asset);
+        assert_eq!(kind("text/javascript"), Kind::Asset);
+        assert_eq!(content_kind(&HeaderMap::new()), Kind::Data);
+    }
+}

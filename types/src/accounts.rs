@@ -1,0 +1,342 @@
+//! Named accounts as supervisors manage them, the audit log, and the rules
+//! for usernames, passwords and free text that the server enforces and the
+//! browser checks as a person types (one definition for both).
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Role, Timestamp};
+
+/// An account as the supervisors' accounts page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Account {
+    pub username: String,
+    pub role: Role,
+    /// A disabled account cannot sign in and has no sessions.
+    pub disabled: bool,
+    pub created_at: Timestamp,
+    #[serde(default)]
+    pub last_sign_in_at: Option<Timestamp>,
+    /// Set while failed sign-ins keep the account from signing in.
+    #[serde(default)]
+    pub locked_until: Option<Timestamp>,
+    /// Failed sign-ins counted against the account right now.
+    #[serde(default)]
+    pub failed_sign_ins: u32,
+    /// Signed-in browsers.
+    #[serde(default)]
+    pub active_sessions: u32,
+    /// The password was set by a supervisor and should be changed.
+    #[serde(default)]
+    pub must_change_password: bool,
+}
+
+/// The body of "create an account".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewAccount {
+    pub username: String,
+    pub role: Role,
+}
+
+/// A password made by the server for someone else (a new account or a
+/// reset), shown to the supervisor exactly once and stored only as a hash.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IssuedPassword {
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for IssuedPassword {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssuedPassword")
+            .field("username", &self.username)
+            .field("password", &"[redacted]")
+            .finish()
+    }
+}
+
+/// The body of "change my password".
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PasswordChange {
+    pub current_password: String,
+    pub new_password: String,
+}
+
+impl std::fmt::Debug for PasswordChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PasswordChange { .. }")
+    }
+}
+
+/// One line of the audit log: who did what to whom, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    pub id: i64,
+    pub at: Timestamp,
+    /// The signed-in user (or `api`, or `system`).
+    pub actor: String,
+    /// A dotted name such as `account.create` or `approval.decide`.
+    pub action: String,
+    /// What it was done to: a username, an approval id, a conversation.
+    pub subject: String,
+    /// A short sentence with the particulars.
+    #[serde(default)]
+    pub detail: String,
+}
+
+/// The longest username, in characters.
+pub const MAX_USERNAME_CHARS: usize = 64;
+/// The shortest password a person may choose in the console.
+pub const MIN_NEW_PASSWORD_CHARS: usize = 12;
+/// The longest password accepted anywhere (argon2 hashes any length; this
+/// bounds the work one request can ask for).
+pub const MAX_PASSWORD_CHARS: usize = 1024;
+
+/// Names the server keeps for itself (the API token's user, the system).
+pub const RESERVED_USERNAMES: &[&str] = &["api", "system", "root", "admin"];
+
+/// A username as stored and compared: trimmed and lower-case, so `Alice`
+/// and `alice` are one account (and one sign-in throttle).
+pub fn normalize_username(name: &str) -> String {
+    name.trim().to_lowercase()
+}
+
+/// Checks a new account's name: 2 to 64 of `a-z 0-9 . _ - @`, starting
+/// with a letter or digit, not reserved. (Names are normalized first.)
+pub fn validate_username(name: &str) -> Result<(), String> {
+    let count = name.chars().count();
+    if !(2..=MAX_USERNAME_CHARS).contains(&count) {
+        return Err(format!(
+            "a username has 2 to {MAX_USERNAME_CHARS} characters"
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-' | '@'))
+    {
+        return Err("a username may contain only lower-case letters, digits and . _ - @".into());
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Err("a username starts with a letter or a digit".into());
+    }
+    if RESERVED_USERNAMES.contains(&name) {
+        return Err(format!("the username {name:?} is reserved"));
+    }
+    Ok(())
+}
+
+/// Passwords too common to allow: the top of the public breach lists and
+/// the obvious words of this product. Compared case-insensitively, and
+/// also with trailing digits and punctuation removed.
+const COMMON_PASSWORDS: &[&str] = &[
+    "password",
+    "password1",
+    "passw0rd",
+    "p@ssw0rd",
+    "p@ssword",
+    "123456",
+    "12345678",
+    "123456789",
+    "1234567890",
+    "12345678910",
+    "123123123",
+    "111111111111",
+    "000000000000",
+    "123456789012",
+    "qwerty",
+    "qwertyuiop",
+    "qwerty123",
+    "qwertyuiop123",
+    "asdfghjkl",
+    "asdfghjkl123",
+    "zxcvbnm",
+    "1q2w3e4r5t6y",
+    "1qaz2wsx3edc",
+    "qazwsxedc",
+    "iloveyou",
+    "letmein",
+    "welcome",
+    "welcome1",
+    "admin",
+    "administrator",
+    "changeme",
+    "changeit",
+    "default",
+    "secret",
+    "trustno1",
+    "monkey",
+    "dragon",
+    "football",
+    "baseball",
+    "sunshine",
+    "princess",
+    "superman",
+    "batman",
+    "starwars",
+    "master",
+    "shadow",
+    "michael",
+    "jennifer",
+    "whatever",
+    "freedom",
+    "abc123",
+    "abcdef",
+    "abcdefgh",
+    "abcdefghijkl",
+    "aaaaaaaaaaaa",
+    "passwordpassword",
+    "supervisor",
+    "agent",
+    "support",
+    "customer",
+    "customersupport",
+    "helpdesk",
+    "servicedesk",
+    "aics",
+    "console",
+    "company",
+    "summer",
+    "winter",
+    "spring",
+    "autumn",
+    "correcthorsebatterystaple",
+    "letmeinplease",
+    "opensesame",
+    "youshallnotpass",
+    "mypassword",
+    "newpassword",
+    "temppassword",
+    "temporary",
+    "password123",
+    "admin123",
+    "root",
+    "toor",
+    "guest",
+    "test",
+    "testtest",
+    "testing",
+    "qwe123",
+    "1qaz2wsx",
+];
+
+/// Checks a password a person chooses: [`MIN_NEW_PASSWORD_CHARS`] to
+/// [`MAX_PASSWORD_CHARS`] characters, not a common password, not the
+/// username, not one repeated character, no control characters.
+pub fn check_new_password(password: &str, username: &str) -> Result<(), String> {
+    let count = password.chars().count();
+    if count < MIN_NEW_PASSWORD_CHARS {
+        return Err(format!(
+            "a password has at least {MIN_NEW_PASSWORD_CHARS} characters"
+        ));
+    }
+    if count > MAX_PASSWORD_CHARS {
+        return Err(format!(
+            "a password has at most {MAX_PASSWORD_CHARS} characters"
+        ));
+    }
+    if password.chars().any(char::is_control) {
+        return Err("a password may not contain control characters".into());
+    }
+    let lower = password.to_lowercase();
+    let stem = lower.trim_end_matches(|c: char| c.is_ascii_digit() || c.is_ascii_punctuation());
+    let name = normalize_username(username);
+    if COMMON_PASSWORDS.contains(&lower.as_str())
+        || COMMON_PASSWORDS.contains(&stem)
+        || (!name.is_empty() && lower.replace(&name, "").chars().count() < 8)
+    {
+        return Err(
+            "this password is too common or too close to the username; choose another".into(),
+        );
+    }
+    let mut chars = lower.chars();
+    if let Some(first) = chars.next() {
+        if chars.all(|c| c == first) {
+            return Err("a password of one repeated character is too easy to guess".into());
+        }
+    }
+    Ok(())
+}
+
+/// The first control character in `text` other than tab, line feed and
+/// carriage return (C0, DEL and C1), if any. PostgreSQL cannot store NUL,
+/// and the others are never typed by a person.
+pub fn find_control_char(text: &str) -> Option<char> {
+    text.chars()
+        .find(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+}
+
+/// Refuses text carrying control characters (see [`find_control_char`]);
+/// `field` names it in the message.
+pub fn validate_text(field: &str, text: &str) -> Result<(), String> {
+    match find_control_char(text) {
+        Some(c) => Err(format!(
+            "{field} contains a control character (U+{:04X}); remove it",
+            u32::from(c)
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Refuses a JSON value with a control character in any string or key.
+pub fn validate_json_text(field: &str, value: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => validate_text(field, s),
+        Value::Array(items) => items.iter().try_for_each(|v| validate_json_text(field, v)),
+        Value::Object(map) => map.iter().try_for_each(|(k, v)| {
+            validate_text(field, k)?;
+            validate_json_text(field, v)
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usernames() {
+        assert!(validate_username("alice").is_ok());
+        assert!(validate_username("a.b-c_d@x").is_ok());
+        assert!(validate_username("a").is_err());
+        assert!(validate_username("Alice").is_err(), "normalized first");
+        assert!(validate_username("-x").is_err());
+        assert!(validate_username("a b").is_err());
+        assert!(validate_username("api").is_err());
+        assert_eq!(normalize_username("  Alice "), "alice");
+    }
+
+    #[test]
+    fn passwords() {
+        assert!(check_new_password("a long enough phrase", "alice").is_ok());
+        assert!(check_new_password("short", "alice").is_err());
+        assert!(check_new_password("Password123!", "alice").is_err());
+        assert!(check_new_password("qwertyuiop123", "alice").is_err());
+        assert!(check_new_password("supervisor2026", "bob").is_err());
+        assert!(check_new_password("alice-alice1", "alice").is_err());
+        assert!(check_new_password("xxxxxxxxxxxxxxxx", "alice").is_err());
+        assert!(check_new_password("nul\0in the password", "alice").is_err());
+        assert!(check_new_password(&"x".repeat(2000), "alice").is_err());
+    }
+
+    #[test]
+    fn control_characters() {
+        assert_eq!(find_control_char("line\nnext\ttab\r"), None);
+        assert_eq!(find_control_char("nul\0"), Some('\0'));
+        assert_eq!(find_control_char("bell\u{7}"), Some('\u{7}'));
+        assert_eq!(find_control_char("del\u{7f}"), Some('\u{7f}'));
+        assert_eq!(find_control_char("c1\u{85}"), Some('\u{85}'));
+        assert!(validate_text("reason", "ok 订单").is_ok());
+        assert!(validate_text("reason", "x\u{1b}[31m").is_err());
+        let nested = serde_json::json!({"a": [1, {"b": "x\u{0}y"}]});
+        assert!(validate_json_text("args", &nested).is_err());
+        let key = serde_json::json!({"a\u{0}": 1});
+        assert!(validate_json_text("args", &key).is_err());
+        assert!(validate_json_text("args", &serde_json::json!({"a": "b\n"})).is_ok());
+    }
+}
