@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use aics_db::Database;
 use aics_openai::{OpenAiConfig, ProviderConfig};
-use aics_service::{Console, ConsoleConfig, EventStream, ServiceError};
+use aics_service::{AuditQuery, Console, ConsoleConfig, EventStream, ServiceError};
 use aics_types::{AgentEvent, ApprovalStatus, MessageRole, RunState, StopReason, ToolCallStatus};
 use futures::StreamExt;
 use sqlx::{PgPool, SqlitePool};
@@ -177,6 +177,27 @@ async fn cancel_a_paused_turn(db: Database) {
     let run = db.run(&gid).await.unwrap().unwrap();
     assert_eq!(run.state, RunState::Cancelled);
     assert_eq!(run.ended_by.as_deref(), Some("supervisor"));
+    let audit = console
+        .list_audit(
+            &supervisor(),
+            &AuditQuery {
+                limit: 10,
+                action_prefix: Some("turn.".into()),
+                ..AuditQuery::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(audit.len(), 1, "one audit line per cancellation");
+    assert_eq!(
+        (
+            audit[0].actor.as_str(),
+            audit[0].action.as_str(),
+            audit[0].subject.as_str()
+        ),
+        ("supervisor", "turn.cancel", gid.as_str())
+    );
+    assert_eq!(audit[0].detail, "the customer called us instead");
     let detail = console.conversation(sid).await.unwrap();
     assert!(detail.active_run.is_none());
     let note = detail.messages.last().unwrap();

@@ -78,6 +78,13 @@ impl Console {
             task.abort();
         }
         tracing::info!(calls = cancelled_calls.len(), "turn cancelled");
+        self.audit(
+            &user.username,
+            "turn.cancel",
+            graph_execution_id,
+            reason.unwrap_or(""),
+        )
+        .await;
         let publisher = self
             .inner
             .hub
