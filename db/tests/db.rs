@@ -52,6 +52,9 @@ on_both_databases!(
     tool_ticket_create,
     tool_knowledge_search,
     tool_escalate_to_human,
+    group_commit_keeps_every_callers_write,
+    group_commit_fails_only_the_caller_whose_row_fails,
+    a_turn_begins_all_at_once_or_not_at_all,
 );
 
 /// Says plainly what is missing instead of letting every PostgreSQL test
