@@ -35,6 +35,6 @@ pub mod tool;
 pub mod tools;
 
 pub use support::{
-    AgentError, Decision, EngineKind, EventSink, PlanProtocol, Progress, SupportAgent,
+    AgentError, Decision, Durability, EngineKind, EventSink, PlanProtocol, Progress, SupportAgent,
     SupportConfig, SupportState, TurnInput,
 };

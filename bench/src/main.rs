@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use aics_graph::{Checkpointer, Graph, MemoryCheckpointer};
 
+use aics_bench::{pct, rss_mb};
 use workload::{build_graph, run_turn, State};
 
 /// Checkpoints per turn: the input, then one per node executed
@@ -172,28 +173,6 @@ async fn one_turn(graph: &Graph<State>, store: &Store) -> Result<(), BenchError>
     Ok(())
 }
 
-/// Nearest-rank percentile, as bench.py computes it (Python rounds half to even).
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = (p / 100.0 * sorted.len() as f64 + 0.5).round_ties_even() as i64 - 1;
-    sorted[rank.clamp(0, sorted.len() as i64 - 1) as usize]
-}
-
-/// Peak resident set size of the process in MiB (`VmHWM`, what
-/// `getrusage(...).ru_maxrss` reports on Linux).
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kib| kib / 1024.0)
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -252,7 +231,7 @@ async fn run(args: Args) -> Result<(), BenchError> {
     clat.sort_by(f64::total_cmp);
     let conc_tps = clat.len() as f64 / conc_elapsed;
 
-    let rss = peak_rss_mb();
+    let (_, rss) = rss_mb("self");
     let c = args.concurrency;
     eprintln!(
         "# warmup_turns={warm} seq_turns={} seq_s={seq_elapsed:.2} conc_turns={} conc_s={conc_elapsed:.2} workers={} allocator={}",
@@ -295,16 +274,6 @@ fn main() -> std::process::ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percentiles_match_bench_py() {
-        let v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(pct(&v, 50.0), 50.0);
-        // round(99.5) is 100 in Python (half to even): index 99.
-        assert_eq!(pct(&v, 99.0), 100.0);
-        assert_eq!(pct(&[1.0, 2.0, 3.0], 50.0), 2.0);
-        assert!(pct(&[], 50.0).is_nan());
-    }
 
     #[tokio::test]
     async fn the_memory_variant_checks_and_drops_each_turns_checkpoints() {

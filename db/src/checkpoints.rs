@@ -1,5 +1,6 @@
 //! Checkpoints: the graph state after every node of every run, and
-//! [`SqlCheckpointer`], the engine's [`Checkpointer`] on this database.
+//! [`SqlCheckpointer`], the engine's [`Checkpointer`] on this database,
+//! writing through the group-commit writer ([`crate::group_commit`]).
 
 use aics_graph::{Checkpoint, CheckpointError, Checkpointer, Interrupt};
 use aics_types::{CheckpointView, Timestamp};
@@ -7,6 +8,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use sqlx::types::Json;
 
+use crate::group_commit::{GroupCommit, WriterStats};
 use crate::{Database, DbError};
 
 #[derive(sqlx::FromRow)]
@@ -46,7 +48,9 @@ const COLUMNS: &str = "thread_id, checkpoint_id, parent_id, step, node, next_nod
      pending_interrupts, created_at";
 
 impl Database {
-    /// Saves a checkpoint; saving the same checkpoint id again changes nothing.
+    /// Saves a checkpoint now, on its own; saving the same checkpoint id
+    /// again changes nothing. (Runs write through [`SqlCheckpointer`],
+    /// which shares commits between concurrent runs.)
     ///
     /// On PostgreSQL the write commits with `synchronous_commit = off`: it is
     /// visible to every instance at once and survives a crash of the
@@ -56,39 +60,7 @@ impl Database {
     /// else (approvals, tickets, turns) keeps a full synchronous commit.
     #[tracing::instrument(skip_all, fields(thread_id = %cp.thread_id, step = cp.step, node = %cp.node))]
     pub async fn put_checkpoint(&self, cp: &Checkpoint) -> Result<(), DbError> {
-        const INSERT: &str = "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, \
-             node, next_node, path, state, pending_interrupts, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-             ON CONFLICT (thread_id, checkpoint_id) DO NOTHING";
-        macro_rules! bound {
-            ($query:expr) => {
-                $query
-                    .bind(&cp.thread_id)
-                    .bind(&cp.checkpoint_id)
-                    .bind(&cp.parent_id)
-                    .bind(i64::from(cp.step))
-                    .bind(&cp.node)
-                    .bind(&cp.next)
-                    .bind(Json(&cp.path))
-                    .bind(Json(&cp.state))
-                    .bind(Json(&cp.pending_interrupts))
-                    .bind(cp.created_at)
-            };
-        }
-        match self {
-            Self::Sqlite(pool) => {
-                bound!(sqlx::query(INSERT)).execute(pool).await?;
-            }
-            Self::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                sqlx::query("SET LOCAL synchronous_commit = off")
-                    .execute(&mut *tx)
-                    .await?;
-                bound!(sqlx::query(INSERT)).execute(&mut *tx).await?;
-                tx.commit().await?;
-            }
-        }
-        Ok(())
+        crate::group_commit::insert(self, &[cp]).await
     }
 
     /// The newest checkpoint of a run.
@@ -159,15 +131,28 @@ impl Database {
 }
 
 /// The engine's [`Checkpointer`] on SQLite or PostgreSQL: a paused run can
-/// be resumed by any server that shares the database.
+/// be resumed by any server that shares the database. Its writes go through
+/// one group-commit writer ([`crate::group_commit`]): the checkpoints of
+/// all concurrent runs share transactions, and each caller returns once its
+/// own rows are committed. Build one per database and share it (clones
+/// share the writer).
 #[derive(Debug, Clone)]
 pub struct SqlCheckpointer {
     db: Database,
+    writer: GroupCommit,
 }
 
 impl SqlCheckpointer {
     pub fn new(db: Database) -> Self {
-        Self { db }
+        Self {
+            writer: GroupCommit::new(db.clone()),
+            db,
+        }
+    }
+
+    /// What the writer has done: callers, transactions, rows.
+    pub fn writer_stats(&self) -> WriterStats {
+        self.writer.stats()
     }
 }
 
@@ -185,10 +170,22 @@ fn store_error(e: DbError) -> CheckpointError {
 #[async_trait]
 impl Checkpointer for SqlCheckpointer {
     async fn put(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
-        self.db
-            .put_checkpoint(checkpoint)
+        self.writer
+            .write(vec![checkpoint.clone()])
             .await
             .map_err(store_error)
+    }
+
+    async fn put_owned(&self, checkpoint: Checkpoint) -> Result<(), CheckpointError> {
+        self.writer
+            .write(vec![checkpoint])
+            .await
+            .map_err(store_error)
+    }
+
+    /// One caller's rows, all or none, in one of the writer's transactions.
+    async fn put_batch(&self, checkpoints: Vec<Checkpoint>) -> Result<(), CheckpointError> {
+        self.writer.write(checkpoints).await.map_err(store_error)
     }
 
     async fn latest(&self, thread_id: &str) -> Result<Option<Checkpoint>, CheckpointError> {

@@ -104,6 +104,45 @@ pub fn title_from(message: &str) -> String {
     }
 }
 
+/// Creates conversation `$session_id` on executor `$exec` unless it exists;
+/// an existing one keeps its customer (or gets `$customer_id`) and gets
+/// `$title` only while it has none.
+macro_rules! ensure_conversation {
+    ($exec:expr, $session_id:expr, $customer_id:expr, $title:expr) => {{
+        sqlx::query(
+            "INSERT INTO conversations (session_id, customer_id, title, handling, created_at, updated_at) \
+             VALUES ($1, $2, $3, 'ai', $4, $4) ON CONFLICT (session_id) DO UPDATE \
+             SET customer_id = COALESCE(conversations.customer_id, excluded.customer_id), \
+                 title = CASE WHEN conversations.title = '' THEN excluded.title ELSE conversations.title END",
+        )
+        .bind($session_id)
+        .bind($customer_id)
+        .bind($title)
+        .bind($crate::now())
+        .execute(&mut *$exec)
+        .await?
+    }};
+}
+
+/// The last `$n` messages of conversation `$session_id` on executor
+/// `$exec`, oldest first, as a `Result<Vec<ChatMessage>, DbError>`.
+macro_rules! recent_messages {
+    ($exec:expr, $session_id:expr, $n:expr) => {{
+        let rows = sqlx::query_as::<_, $crate::conversations::MessageRow>(
+            "SELECT id, role, content, graph_execution_id, created_at FROM messages \
+             WHERE session_id = $1 ORDER BY id DESC LIMIT $2",
+        )
+        .bind($session_id)
+        .bind(i64::from($n))
+        .fetch_all(&mut *$exec)
+        .await?;
+        rows.into_iter()
+            .rev()
+            .map(aics_types::ChatMessage::try_from)
+            .collect::<Result<Vec<_>, $crate::DbError>>()
+    }};
+}
+
 /// Appends a message on executor `$exec` (a transaction: the conversation is
 /// touched in the same step) and evaluates to its [`MessageRow`]; returns
 /// `NotFound` from the enclosing function when the conversation is missing.
@@ -182,20 +221,9 @@ impl Database {
         title: &str,
     ) -> Result<ConversationSummary, DbError> {
         tracing::Span::current().record("session_id", session_id);
-        let at = now();
         with_pool!(self, pool => {
-            sqlx::query(
-                "INSERT INTO conversations (session_id, customer_id, title, handling, created_at, updated_at) \
-                 VALUES ($1, $2, $3, 'ai', $4, $4) ON CONFLICT (session_id) DO UPDATE \
-                 SET customer_id = COALESCE(conversations.customer_id, excluded.customer_id), \
-                     title = CASE WHEN conversations.title = '' THEN excluded.title ELSE conversations.title END",
-            )
-            .bind(session_id)
-            .bind(customer_id)
-            .bind(title)
-            .bind(at)
-            .execute(pool)
-            .await?;
+            let mut conn = pool.acquire().await?;
+            ensure_conversation!(&mut *conn, session_id, customer_id, title);
         });
         self.conversation(session_id)
             .await?
@@ -310,20 +338,10 @@ impl Database {
         n: u32,
     ) -> Result<Vec<ChatMessage>, DbError> {
         tracing::Span::current().record("session_id", session_id);
-        let rows = with_pool!(self, pool => sqlx::query_as::<_, MessageRow>(
-            "SELECT id, role, content, graph_execution_id, created_at FROM messages \
-             WHERE session_id = $1 ORDER BY id DESC LIMIT $2",
-        )
-        .bind(session_id)
-        .bind(i64::from(n))
-        .fetch_all(pool)
-        .await?);
-        let mut messages = rows
-            .into_iter()
-            .map(ChatMessage::try_from)
-            .collect::<Result<Vec<_>, _>>()?;
-        messages.reverse();
-        Ok(messages)
+        with_pool!(self, pool => {
+            let mut conn = pool.acquire().await?;
+            recent_messages!(&mut *conn, session_id, n)
+        })
     }
 
     /// Saves a turn's trace; saving the same graph execution id again

@@ -34,6 +34,8 @@
 //!   cancellations.
 //! - [`memories`]: long-term memory per customer and [`SqlMemoryStore`].
 //! - [`checkpoints`]: every node of every run and [`SqlCheckpointer`].
+//! - [`group_commit`]: the one writer that runs the checkpoint writes of
+//!   all concurrent runs in shared transactions.
 //! - [`commerce`]: orders, logistics events, tickets and knowledge articles,
 //!   read and written by the tools.
 //! - [`sessions`]: sign-in sessions, stored by the hash of their token,
@@ -58,14 +60,20 @@
 //!   commits. That is the trade a chat console wants: a checkpoint is written
 //!   after every node, and FULL would add an fsync to each of them. (LangGraph's
 //!   SQLite checkpointer is benchmarked at the same setting.) `busy_timeout`
-//!   is 5 s so the one writer at a time that SQLite allows makes the others
-//!   wait rather than fail; foreign keys are on.
-//! - **Pool sizes** fit a 2-core machine: SQLite gets 4 connections (WAL lets
-//!   readers run beside the single writer; more would only queue on the write
-//!   lock), PostgreSQL 5 (about 2 × cores + 1, the usual rule for a small
-//!   server, leaving the database room for other instances). An in-memory
-//!   SQLite database gets exactly one connection, since each connection
-//!   would otherwise see its own empty database.
+//!   is 5 s so that another process on the same file (a test, a backup)
+//!   waits for the write lock rather than fails; foreign keys are on.
+//! - **Pool sizes**: SQLite gets one connection. SQLite takes one writer at
+//!   a time, and a connection that finds the write lock taken sleeps in
+//!   SQLite's busy handler (1, 2, 5, 10… ms) before it tries again; with
+//!   several connections and many turns in flight those sleeps, not the
+//!   work, set the pace (measured: 190 turns/s over HTTP with four
+//!   connections, most of the time asleep). One connection queues every
+//!   statement in the pool's fair queue instead, and the statements are
+//!   microseconds each; concurrent runs share commits through the
+//!   checkpoint writer ([`group_commit`]), and a turn begins and ends in one
+//!   transaction each. PostgreSQL gets 5 (about 2 × cores + 1, the usual
+//!   rule for a small server, leaving the database room for other
+//!   instances).
 //! - **PostgreSQL** keeps its default `synchronous_commit = on` for
 //!   everything a person acts on (approvals, tickets, turns, users): several
 //!   instances share it, so such a commit is durable once acknowledged.
@@ -108,6 +116,7 @@ pub mod conversations;
 pub mod audit;
 pub mod checkpoints;
 pub mod commerce;
+pub mod group_commit;
 pub mod memories;
 pub mod passwords;
 pub mod relay;
@@ -124,6 +133,7 @@ pub use aics_agent::tools::normalize_order_id;
 pub use approvals::NewApproval;
 pub use audit::AuditQuery;
 pub use checkpoints::SqlCheckpointer;
+pub use group_commit::WriterStats;
 pub use memories::SqlMemoryStore;
 pub use relay::EventListener;
 pub use sessions::LiveSession;
@@ -131,7 +141,7 @@ pub use tools::support_tools;
 pub use users::{CredentialCheck, DefaultAccount};
 
 /// The SQLite pool size; see the crate docs on durability.
-pub const SQLITE_MAX_CONNECTIONS: u32 = 4;
+pub const SQLITE_MAX_CONNECTIONS: u32 = 1;
 /// The PostgreSQL pool size; see the crate docs on durability.
 pub const POSTGRES_MAX_CONNECTIONS: u32 = 5;
 
@@ -221,7 +231,9 @@ impl Database {
             }
             let options = sqlite_options(options);
             let pool = SqlitePoolOptions::new()
-                .max_connections(if in_memory { 1 } else { SQLITE_MAX_CONNECTIONS })
+                // An in-memory database must have exactly one connection
+                // anyway: each would otherwise see its own empty database.
+                .max_connections(SQLITE_MAX_CONNECTIONS)
                 .min_connections(1)
                 .acquire_timeout(Duration::from_secs(10))
                 // An in-memory database lives as long as its connection.

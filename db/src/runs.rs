@@ -51,6 +51,17 @@ impl TryFrom<RunRow> for RunInfo {
 const COLUMNS: &str =
     "graph_execution_id, session_id, state, attempts, note, ended_by, created_at, updated_at";
 
+/// What a turn that began works with (see [`Database::begin_turn`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BegunTurn {
+    /// The conversation's messages before the new one, oldest first.
+    pub earlier: Vec<ChatMessage>,
+    /// The customer the conversation is with, when known.
+    pub customer_id: Option<String>,
+    /// The epoch of the run's live events (see [`Database::next_event_epoch`]).
+    pub event_epoch: u64,
+}
+
 /// What an ending run stores beside its trace.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ending<'a> {
@@ -93,6 +104,66 @@ impl Database {
         .await?
         .rows_affected());
         Ok(inserted == 1)
+    }
+
+    /// Begins a turn for a customer's `message`, in one transaction: run
+    /// `graph_execution_id` takes conversation `session_id` (created when
+    /// new, titled `title`) for `owner` for `lease`, the message is stored,
+    /// and the run's event epoch is taken. Returns the `history` messages
+    /// before it, the conversation's customer and the epoch; `None`, with
+    /// nothing written, when another run holds the conversation (it runs,
+    /// waits for approval or resumes). Either all of it is stored or none:
+    /// a turn never holds a conversation without its message.
+    #[tracing::instrument(skip_all, fields(session_id, graph_execution_id))]
+    #[allow(clippy::too_many_arguments)]
+    pub async fn begin_turn(
+        &self,
+        graph_execution_id: &str,
+        session_id: &str,
+        owner: &str,
+        lease: Duration,
+        message: &str,
+        title: &str,
+        history: u32,
+    ) -> Result<Option<BegunTurn>, DbError> {
+        let at = now();
+        let begun = with_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let inserted = sqlx::query(
+                "INSERT INTO runs (graph_execution_id, session_id, state, lease_owner, \
+                 lease_expires_at, attempts, created_at, updated_at) \
+                 VALUES ($1, $2, 'running', $3, $4, 1, $5, $5) ON CONFLICT DO NOTHING",
+            )
+            .bind(graph_execution_id)
+            .bind(session_id)
+            .bind(owner)
+            .bind(until(lease))
+            .bind(at)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if inserted == 0 {
+                return Ok(None); // the transaction rolls back: nothing written
+            }
+            ensure_conversation!(&mut *tx, session_id, None::<&str>, title);
+            // Earlier messages first: the new one is stored right after.
+            let earlier = recent_messages!(&mut *tx, session_id, history)?;
+            append_message!(&mut *tx, session_id, MessageRole::Customer, message, None::<&str>);
+            let (epoch, customer_id): (i64, Option<String>) = sqlx::query_as(
+                "UPDATE conversations SET event_epoch = event_epoch + 1 WHERE session_id = $1 \
+                 RETURNING event_epoch, customer_id",
+            )
+            .bind(session_id)
+            .fetch_one(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            BegunTurn {
+                earlier,
+                customer_id,
+                event_epoch: u64::try_from(epoch).unwrap_or(0),
+            }
+        });
+        Ok(Some(begun))
     }
 
     /// Renews the lease of a run `owner` runs; `false` when it is no longer
@@ -424,30 +495,5 @@ impl Database {
         .execute(pool)
         .await?
         .rows_affected()))
-    }
-}
-
-impl Database {
-    /// Gives up a run `owner` holds that never got going (its message could
-    /// not be stored): it fails with `note` and frees the conversation.
-    pub async fn abandon_run(
-        &self,
-        graph_execution_id: &str,
-        owner: &str,
-        note: &str,
-    ) -> Result<(), DbError> {
-        with_pool!(self, pool => sqlx::query(
-            "UPDATE runs SET state = 'failed', note = $3, lease_owner = NULL, \
-             lease_expires_at = NULL, updated_at = $4 \
-             WHERE graph_execution_id = $1 AND lease_owner = $2",
-        )
-        .bind(graph_execution_id)
-        .bind(owner)
-        .bind(note)
-        .bind(now())
-        .execute(pool)
-        .await?
-        .rows_affected());
-        Ok(())
     }
 }

@@ -56,6 +56,9 @@ on_both_databases!(
     sessions_idle_cap_and_purge,
     sign_in_throttle,
     audit_log,
+    group_commit_keeps_every_callers_write,
+    group_commit_fails_only_the_caller_whose_row_fails,
+    a_turn_begins_all_at_once_or_not_at_all,
 );
 
 /// Says plainly what is missing instead of letting every PostgreSQL test

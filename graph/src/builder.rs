@@ -1,9 +1,10 @@
 //! Building a graph: nodes, plain and conditional edges, the step limit,
-//! and the wiring checks that turn a builder into a [`Graph`].
+//! the durability mode, and the wiring checks that turn a builder into a [`Graph`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::durability::Durability;
 use crate::error::GraphError;
 use crate::node::Node;
 use crate::run::Graph;
@@ -28,6 +29,7 @@ pub struct GraphBuilder<S: State> {
     nodes: HashMap<String, Arc<dyn Node<S>>>,
     edges: HashMap<String, Edge<S>>,
     step_limit: u32,
+    durability: Durability,
 }
 
 impl<S: State> Default for GraphBuilder<S> {
@@ -42,6 +44,7 @@ impl<S: State> GraphBuilder<S> {
             nodes: HashMap::new(),
             edges: HashMap::new(),
             step_limit: DEFAULT_STEP_LIMIT,
+            durability: Durability::default(),
         }
     }
 
@@ -84,6 +87,13 @@ impl<S: State> GraphBuilder<S> {
         self
     }
 
+    /// When invocations write their checkpoints (default
+    /// [`Durability::Sync`]).
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
     /// Checks the wiring: an edge from START, every edge from and to known
     /// nodes (the declared targets of conditional edges included), an
     /// outgoing edge for every node.
@@ -110,6 +120,11 @@ impl<S: State> GraphBuilder<S> {
         if let Some(name) = self.nodes.keys().find(|n| !self.edges.contains_key(*n)) {
             return Err(GraphError::NoEdge(name.clone()));
         }
-        Ok(Graph::new(self.nodes, self.edges, self.step_limit))
+        Ok(Graph::new(
+            self.nodes,
+            self.edges,
+            self.step_limit,
+            self.durability,
+        ))
     }
 }

@@ -1,7 +1,7 @@
 //! Checkpoints: the state of a run, saved after every node.
 //!
 //! The engine writes one [`Checkpoint`] after each node through a
-//! [`Checkpointer`]. That is what lets a run be listed step by step, resumed
+//! [`Checkpointer`], when the graph's [`crate::Durability`] says. That is what lets a run be listed step by step, resumed
 //! after an interrupt by another process, and forked from any step.
 //! [`crate::MemoryCheckpointer`] keeps them in memory; aics-db has the SQLite
 //! and PostgreSQL ones.
@@ -88,6 +88,17 @@ pub trait Checkpointer: Send + Sync {
     /// value (the in-memory one) override it to skip a deep copy.
     async fn put_owned(&self, checkpoint: Checkpoint) -> Result<(), CheckpointError> {
         self.put(&checkpoint).await
+    }
+
+    /// Saves checkpoints of one run, oldest first, as
+    /// [`crate::Durability::Exit`] hands them over when an invocation
+    /// returns. The default saves them one by one; a store with
+    /// transactions overrides it to save all or none.
+    async fn put_batch(&self, checkpoints: Vec<Checkpoint>) -> Result<(), CheckpointError> {
+        for checkpoint in checkpoints {
+            self.put_owned(checkpoint).await?;
+        }
+        Ok(())
     }
 
     /// The newest checkpoint of a run.

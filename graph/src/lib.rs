@@ -4,11 +4,14 @@
 //! plain edges (`a → b`) and conditional edges (a function of the state picks
 //! one of the targets the edge declares), from [`START`] to [`END`]. A run
 //! checkpoints its input, then executes one node at a time; after every node
-//! the whole state is written
-//! through a [`Checkpointer`] (thread id = the run's id, with the parent
-//! checkpoint, the node, the next node, the path so far and the pending
-//! interrupts), so a run can be listed step by step, resumed by another
-//! process after an interrupt or a crash, or forked from any checkpoint.
+//! the whole state is checkpointed through a [`Checkpointer`] (thread id =
+//! the run's id, with the parent checkpoint, the node, the next node, the
+//! path so far and the pending interrupts), so a run can be listed step by
+//! step, resumed by another process after an interrupt or a crash, or
+//! forked from any checkpoint. The graph's [`Durability`] says when those
+//! writes happen: before the next node (`sync`, the default), beside it
+//! (`async`) or in one batch when the invocation returns (`exit`); in every
+//! mode an invocation returns only once they are all written.
 //!
 //! A node says what happens next with [`Next`]. [`Next::Interrupt`] pauses
 //! the run: the engine saves a checkpoint whose `next` is the same node and
@@ -62,6 +65,8 @@
 //! - [`run`]: [`Graph`]: invoke, resume, snapshot, fork; the run loop.
 //! - [`checkpoint`]: [`Checkpoint`], [`Interrupt`], the [`Checkpointer`]
 //!   trait and [`CheckpointError`].
+//! - [`durability`]: [`Durability`]: when an invocation's checkpoints are
+//!   written (`sync`, `async`, `exit`) and what a crash can lose in each.
 //! - [`memory`]: [`MemoryCheckpointer`], checkpoints in memory.
 //! - [`observer`]: [`Observer`] with no-op defaults, and [`NoObserver`].
 //! - [`error`]: [`GraphError`], what can go wrong building or running.
@@ -70,6 +75,7 @@
 
 pub mod builder;
 pub mod checkpoint;
+pub mod durability;
 pub mod error;
 pub mod memory;
 pub mod node;
@@ -79,6 +85,7 @@ pub mod state;
 
 pub use builder::GraphBuilder;
 pub use checkpoint::{Checkpoint, CheckpointError, Checkpointer, Interrupt};
+pub use durability::Durability;
 pub use error::GraphError;
 pub use memory::MemoryCheckpointer;
 pub use node::{FnNode, Next, Node, NodeContext, NodeError};

@@ -33,7 +33,10 @@ pub trait Observer<S: State>: Send + Sync {
     /// A node ran (its checkpoint follows).
     fn node_finished(&self, _thread_id: &str, _node: &str, _step: u32) {}
 
-    /// A checkpoint was written (the state after a node, or a fork's first).
+    /// A checkpoint was made and handed to the checkpointer (the state after
+    /// a node, or the input). In [`crate::Durability::Sync`] it is written
+    /// before the next node starts; in `async` and `exit` later, and always
+    /// before the invocation returns.
     fn checkpoint_saved(&self, _checkpoint: &Checkpoint) {}
 
     /// A node reported progress.

@@ -1,5 +1,6 @@
 //! Running a compiled graph: invoke, resume, snapshot and fork, and the
-//! loop that runs one node at a time and checkpoints after each.
+//! loop that runs one node at a time and checkpoints after each (written as
+//! the graph's [`Durability`] says).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -7,6 +8,7 @@ use std::time::Instant;
 
 use crate::builder::Edge;
 use crate::checkpoint::{Checkpoint, Checkpointer, Interrupt};
+use crate::durability::{Durability, Writes};
 use crate::error::GraphError;
 use crate::node::{Next, Node, NodeContext};
 use crate::observer::Observer;
@@ -66,6 +68,7 @@ pub struct Graph<S: State> {
     nodes: HashMap<String, Arc<dyn Node<S>>>,
     edges: HashMap<String, Edge<S>>,
     step_limit: u32,
+    durability: Durability,
 }
 
 /// Where a run continues from.
@@ -81,19 +84,28 @@ impl<S: State> Graph<S> {
         nodes: HashMap<String, Arc<dyn Node<S>>>,
         edges: HashMap<String, Edge<S>>,
         step_limit: u32,
+        durability: Durability,
     ) -> Self {
         Self {
             nodes,
             edges,
             step_limit,
+            durability,
         }
+    }
+
+    /// When this graph's invocations write their checkpoints.
+    pub fn durability(&self) -> Durability {
+        self.durability
     }
 
     /// Starts a new run of thread `thread_id` from START with `state`.
     ///
     /// The input is checkpointed first (step 0, node [`START`]), so a run
     /// that dies before its first node finishes can still be resumed from
-    /// its input; the nodes' checkpoints follow as steps 1, 2, …
+    /// its input; the nodes' checkpoints follow as steps 1, 2, … (in
+    /// [`Durability::Exit`] all of them are written when the invocation
+    /// returns, the input included).
     pub async fn invoke(
         &self,
         thread_id: &str,
@@ -115,15 +127,16 @@ impl<S: State> Graph<S> {
             created_at: chrono::Utc::now(),
         };
         let input_id = input.checkpoint_id.clone();
+        let mut writes = Writes::new(checkpointer, self.durability);
         observer.checkpoint_saved(&input);
-        checkpointer.put_owned(input).await?;
+        writes.push(input).await?;
         let cursor = Cursor {
             node: first,
             parent_id: Some(input_id),
             step: 1,
             path: Vec::new(),
         };
-        self.run_from(thread_id, state, cursor, None, checkpointer, observer)
+        self.run_from(thread_id, state, cursor, None, writes, observer)
             .await
     }
 
@@ -161,7 +174,7 @@ impl<S: State> Graph<S> {
             latest.state,
             cursor,
             Some(&resume),
-            checkpointer,
+            Writes::new(checkpointer, self.durability),
             observer,
         )
         .await
@@ -248,13 +261,32 @@ impl<S: State> Graph<S> {
         Ok(next)
     }
 
+    /// Runs from `cursor` until the run ends, pauses or fails; in every
+    /// case the checkpoints handed to `writes` are durable before it returns
+    /// (a failed write wins over the outcome: the store is behind the run).
     async fn run_from(
+        &self,
+        thread_id: &str,
+        state: S,
+        cursor: Cursor,
+        resume: Option<&HashMap<String, S::Resume>>,
+        mut writes: Writes<'_>,
+        observer: &dyn Observer<S>,
+    ) -> Result<RunOutcome<S>, GraphError> {
+        let outcome = self
+            .run_steps(thread_id, state, cursor, resume, &mut writes, observer)
+            .await;
+        writes.flush().await?;
+        outcome
+    }
+
+    async fn run_steps(
         &self,
         thread_id: &str,
         mut state: S,
         mut cursor: Cursor,
         mut resume: Option<&HashMap<String, S::Resume>>,
-        checkpointer: &dyn Checkpointer,
+        writes: &mut Writes<'_>,
         observer: &dyn Observer<S>,
     ) -> Result<RunOutcome<S>, GraphError> {
         let started = Instant::now();
@@ -282,7 +314,8 @@ impl<S: State> Graph<S> {
                 started,
                 observer,
             };
-            let next = self.run_node(&mut state, &ctx).await?;
+            // In `Async` mode the previous checkpoint is written meanwhile.
+            let next = writes.beside(self.run_node(&mut state, &ctx)).await??;
             executed += 1;
             cursor.path.push(cursor.node.clone());
             let (next_node, interrupts) = match next {
@@ -319,8 +352,9 @@ impl<S: State> Graph<S> {
             };
             let checkpoint_id = checkpoint.checkpoint_id.clone();
             observer.checkpoint_saved(&checkpoint);
-            checkpointer.put_owned(checkpoint).await?;
+            writes.push(checkpoint).await?;
             if !interrupts.is_empty() {
+                // `run_from` makes the pause durable before it is reported.
                 return Ok(RunOutcome {
                     state,
                     status: RunStatus::Interrupted(interrupts),

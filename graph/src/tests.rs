@@ -1,5 +1,5 @@
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -436,21 +436,43 @@ async fn the_observer_hears_nodes_checkpoints_and_progress_in_order() {
 }
 
 /// A checkpointer that fails every write after the first `ok` ones: a
-/// process that dies mid-run, as far as the store can tell.
+/// process that dies mid-run, as far as the store can tell. A batch is all
+/// or nothing, as a transaction is.
 struct DiesAfter {
     inner: MemoryCheckpointer,
     ok: std::sync::atomic::AtomicUsize,
 }
 
+impl DiesAfter {
+    fn new(ok: usize) -> Self {
+        Self {
+            inner: MemoryCheckpointer::new(),
+            ok: ok.into(),
+        }
+    }
+
+    /// Takes `n` writes from the allowance, or dies (and writes nothing).
+    fn take(&self, n: usize) -> Result<(), CheckpointError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let left = self.ok.load(SeqCst);
+        if left < n {
+            self.ok.store(0, SeqCst);
+            return Err(CheckpointError::Corrupt("the process died".into()));
+        }
+        self.ok.store(left - n, SeqCst);
+        Ok(())
+    }
+}
+
 #[async_trait::async_trait]
 impl Checkpointer for DiesAfter {
     async fn put(&self, c: &Checkpoint) -> Result<(), CheckpointError> {
-        let left = self.ok.load(std::sync::atomic::Ordering::SeqCst);
-        if left == 0 {
-            return Err(CheckpointError::Corrupt("the process died".into()));
-        }
-        self.ok.store(left - 1, std::sync::atomic::Ordering::SeqCst);
+        self.take(1)?;
         self.inner.put(c).await
+    }
+    async fn put_batch(&self, batch: Vec<Checkpoint>) -> Result<(), CheckpointError> {
+        self.take(batch.len())?;
+        self.inner.put_batch(batch).await
     }
     async fn latest(&self, t: &str) -> Result<Option<Checkpoint>, CheckpointError> {
         self.inner.latest(t).await
@@ -467,10 +489,7 @@ impl Checkpointer for DiesAfter {
 async fn a_run_that_died_resumes_from_its_last_checkpoint_even_before_its_first_node() {
     for saved in [1, 2] {
         // Only the input (1), or the input and node a (2), were saved.
-        let dying = DiesAfter {
-            inner: MemoryCheckpointer::new(),
-            ok: saved.into(),
-        };
+        let dying = DiesAfter::new(saved);
         let err = chain()
             .invoke("t", S::default(), &dying, &NoObserver)
             .await
@@ -514,4 +533,410 @@ async fn a_failing_node_is_a_typed_error_with_its_source() {
     assert_eq!(node_error.to_string(), "could not write");
     let cause = node_error.source().unwrap();
     assert_eq!(cause.to_string(), "disk on fire");
+}
+
+// ---- Durability modes ------------------------------------------------------
+
+/// `a → b → c`, each node counting its executions in `runs` (a side effect
+/// outside the state, like a tool call), in `mode`.
+fn counted_chain(mode: Durability, runs: &Arc<Mutex<Vec<String>>>) -> Graph<S> {
+    let node = |name: &'static str| {
+        let runs = runs.clone();
+        FnNode::new(move |s: &mut S, _| {
+            runs.lock().unwrap().push(name.into());
+            s.visited.push(name.into());
+            Ok(Next::Continue)
+        })
+    };
+    GraphBuilder::new()
+        .add_node("a", node("a"))
+        .add_node("b", node("b"))
+        .add_node("c", node("c"))
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", "c")
+        .add_edge("c", END)
+        .durability(mode)
+        .compile()
+        .unwrap()
+}
+
+fn shape(list: &[Checkpoint]) -> Vec<(u32, String, Option<String>, usize)> {
+    list.iter()
+        .map(|c| {
+            (
+                c.step,
+                c.node.clone(),
+                c.next.clone(),
+                c.pending_interrupts.len(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_mode_leaves_the_same_checkpoints_in_the_same_order() {
+    let mut shapes = Vec::new();
+    for mode in Durability::ALL {
+        let cp = MemoryCheckpointer::new();
+        let graph = GraphBuilder::new()
+            .add_node("before", visit("before"))
+            .add_node(
+                "gate",
+                FnNode::new(|s: &mut S, ctx| match ctx.resume_value("q1") {
+                    Some(v) => {
+                        s.approved = Some(*v);
+                        Ok(Next::Continue)
+                    }
+                    None => Ok(Next::Interrupt(vec![Interrupt::new("q1", json!({}))])),
+                }),
+            )
+            .add_node("after", visit("after"))
+            .add_edge(START, "before")
+            .add_edge("before", "gate")
+            .add_edge("gate", "after")
+            .add_edge("after", END)
+            .durability(mode)
+            .compile()
+            .unwrap();
+        assert_eq!(graph.durability(), mode);
+        let out = graph
+            .invoke("t", S::default(), &cp, &NoObserver)
+            .await
+            .unwrap();
+        assert!(matches!(out.status, RunStatus::Interrupted(_)), "{mode}");
+        // The pause is in the store when the caller hears of it.
+        let latest = cp.latest("t").await.unwrap().unwrap();
+        assert_eq!(latest.pending_interrupts.len(), 1, "{mode}");
+        assert_eq!(
+            out.checkpoint_id.as_deref(),
+            Some(latest.checkpoint_id.as_str())
+        );
+        let out = graph
+            .resume("t", HashMap::from([("q1".into(), true)]), &cp, &NoObserver)
+            .await
+            .unwrap();
+        assert_eq!(out.status, RunStatus::Finished, "{mode}");
+        let list = cp.list("t").await.unwrap();
+        for pair in list.windows(2) {
+            assert_eq!(
+                pair[1].parent_id.as_deref(),
+                Some(pair[0].checkpoint_id.as_str()),
+                "{mode}: each checkpoint follows the one before"
+            );
+        }
+        shapes.push(shape(&list));
+    }
+    assert_eq!(shapes[0].len(), 5);
+    assert_eq!(shapes[0], shapes[1]);
+    assert_eq!(shapes[0], shapes[2]);
+}
+
+/// Logs when writes begin and end, yielding in between (a store doing I/O).
+#[derive(Default)]
+struct SlowLog {
+    inner: MemoryCheckpointer,
+    log: Arc<Mutex<Vec<String>>>,
+    batches: Mutex<Vec<usize>>,
+}
+
+#[async_trait::async_trait]
+impl Checkpointer for SlowLog {
+    async fn put(&self, c: &Checkpoint) -> Result<(), CheckpointError> {
+        self.log.lock().unwrap().push(format!("begin:{}", c.step));
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
+        self.log.lock().unwrap().push(format!("end:{}", c.step));
+        self.inner.put(c).await
+    }
+    async fn put_batch(&self, batch: Vec<Checkpoint>) -> Result<(), CheckpointError> {
+        self.batches.lock().unwrap().push(batch.len());
+        self.inner.put_batch(batch).await
+    }
+    async fn latest(&self, t: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        self.inner.latest(t).await
+    }
+    async fn get(&self, t: &str, c: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        self.inner.get(t, c).await
+    }
+    async fn list(&self, t: &str) -> Result<Vec<Checkpoint>, CheckpointError> {
+        self.inner.list(t).await
+    }
+}
+
+/// An async node that logs its start and end, yielding in between.
+struct Busy(&'static str, Arc<Mutex<Vec<String>>>);
+
+#[async_trait::async_trait]
+impl Node<S> for Busy {
+    async fn run(&self, s: &mut S, _: &NodeContext<'_, S>) -> Result<Next, NodeError> {
+        self.1.lock().unwrap().push(format!("start:{}", self.0));
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
+        s.visited.push(self.0.into());
+        self.1.lock().unwrap().push(format!("done:{}", self.0));
+        Ok(Next::Continue)
+    }
+}
+
+async fn logged_run(mode: Durability) -> (Vec<String>, Vec<usize>, usize) {
+    let store = SlowLog::default();
+    let log = store.log.clone();
+    let graph = GraphBuilder::new()
+        .add_node("a", Busy("a", log.clone()))
+        .add_node("b", Busy("b", log.clone()))
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", END)
+        .durability(mode)
+        .compile()
+        .unwrap();
+    graph
+        .invoke("t", S::default(), &store, &NoObserver)
+        .await
+        .unwrap();
+    let written = store.inner.list("t").await.unwrap().len();
+    let log = log.lock().unwrap().clone();
+    let batches = store.batches.lock().unwrap().clone();
+    (log, batches, written)
+}
+
+#[tokio::test]
+async fn sync_writes_before_the_next_node_and_async_beside_it_one_at_a_time_in_order() {
+    let (log, _, written) = logged_run(Durability::Sync).await;
+    assert_eq!(written, 3);
+    assert_eq!(
+        log,
+        [
+            "begin:0", "end:0", "start:a", "done:a", "begin:1", "end:1", "start:b", "done:b",
+            "begin:2", "end:2"
+        ]
+    );
+
+    let (log, _, written) = logged_run(Durability::Async).await;
+    assert_eq!(
+        written, 3,
+        "every checkpoint is written before invoke returns"
+    );
+    let at = |e: &str| log.iter().position(|l| l == e).unwrap();
+    // The input's write overlaps node a, a's checkpoint overlaps node b.
+    assert!(at("start:a") < at("end:0"), "{log:?}");
+    assert!(at("start:b") < at("end:1"), "{log:?}");
+    // At most one write in flight, in order; the last one is awaited.
+    assert!(
+        at("end:0") < at("begin:1") && at("end:1") < at("begin:2"),
+        "{log:?}"
+    );
+    assert_eq!(log.last().map(String::as_str), Some("end:2"));
+}
+
+#[tokio::test]
+async fn exit_writes_the_invocation_in_one_batch_when_it_ends() {
+    let (log, batches, written) = logged_run(Durability::Exit).await;
+    assert_eq!(batches, [3], "the input and both nodes, once");
+    assert_eq!(written, 3);
+    assert_eq!(log, ["start:a", "done:a", "start:b", "done:b"]);
+}
+
+#[tokio::test]
+async fn a_failing_node_or_step_limit_still_leaves_what_ran_in_every_mode() {
+    for mode in Durability::ALL {
+        let graph = GraphBuilder::new()
+            .add_node("a", visit("a"))
+            .add_node(
+                "bad",
+                FnNode::new(|_: &mut S, _| Err(NodeError::new("broken"))),
+            )
+            .add_edge(START, "a")
+            .add_edge("a", "bad")
+            .add_edge("bad", END)
+            .durability(mode)
+            .compile()
+            .unwrap();
+        let cp = MemoryCheckpointer::new();
+        let err = graph
+            .invoke("t", S::default(), &cp, &NoObserver)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, GraphError::Node { .. }), "{mode}: {err}");
+        let nodes: Vec<String> = cp
+            .list("t")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.node)
+            .collect();
+        assert_eq!(nodes, [START, "a"], "{mode}");
+
+        let spin = GraphBuilder::new()
+            .add_node("spin", visit("spin"))
+            .add_edge(START, "spin")
+            .add_edge("spin", "spin")
+            .step_limit(3)
+            .durability(mode)
+            .compile()
+            .unwrap();
+        let err = spin
+            .invoke("s", S::default(), &cp, &NoObserver)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, GraphError::StepLimit { .. }), "{mode}");
+        assert_eq!(cp.list("s").await.unwrap().len(), 4, "{mode}");
+    }
+}
+
+/// A kill during a new run, in each mode, as docs/ARCHITECTURE.md
+/// ("Durability") describes it: the store dies at its `ok + 1`-th write;
+/// what is left, and which nodes a new process runs again when it resumes
+/// (the node executions beyond the first three).
+#[tokio::test]
+async fn a_kill_mid_run_loses_what_each_mode_says() {
+    for mode in Durability::ALL {
+        for ok in 1..=3usize {
+            let runs = Arc::new(Mutex::new(Vec::new()));
+            let dying = DiesAfter::new(ok);
+            let err = counted_chain(mode, &runs)
+                .invoke("t", S::default(), &dying, &NoObserver)
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(err, GraphError::Checkpoint(_)),
+                "{mode} {ok}: {err}"
+            );
+            let left = dying.inner.list("t").await.unwrap();
+            // A new process over the same store.
+            let resumed = counted_chain(mode, &runs)
+                .resume("t", HashMap::new(), &dying.inner, &NoObserver)
+                .await;
+            let runs = runs.lock().unwrap().clone();
+            match mode {
+                // Lost: the node whose checkpoint failed; it runs again.
+                Durability::Sync => {
+                    assert_eq!(left.len(), ok, "{mode} {ok}");
+                    assert_eq!(runs.len(), 3 + 1, "{mode} {ok}: {runs:?}");
+                    assert_eq!(runs[ok - 1], runs[ok], "{mode} {ok}: {runs:?}");
+                }
+                // Lost: that node and the one that ran beside its write.
+                Durability::Async => {
+                    assert_eq!(left.len(), ok, "{mode} {ok}");
+                    let again = if ok < 3 { 2 } else { 1 };
+                    assert_eq!(runs.len(), 3 + again, "{mode} {ok}: {runs:?}");
+                }
+                // Lost: the whole invocation; nothing to resume from.
+                Durability::Exit => {
+                    assert!(left.is_empty(), "{mode} {ok}");
+                    assert!(
+                        matches!(resumed, Err(GraphError::UnknownThread(_))),
+                        "{mode} {ok}"
+                    );
+                    assert_eq!(runs.len(), 3, "{mode} {ok}");
+                    continue;
+                }
+            }
+            let out = resumed.unwrap();
+            assert_eq!(out.status, RunStatus::Finished, "{mode} {ok}");
+            assert_eq!(out.state.visited, ["a", "b", "c"], "{mode} {ok}");
+            assert_eq!(out.path, ["a", "b", "c"], "{mode} {ok}");
+        }
+    }
+}
+
+/// In every mode a pause is durable before it is reported: when its write
+/// fails, the caller gets the error, never the interrupt.
+#[tokio::test]
+async fn an_interrupt_is_never_reported_before_its_checkpoint_is_written() {
+    for mode in Durability::ALL {
+        // gate_graph writes: input, before, gate (the pause).
+        let dying = DiesAfter::new(2);
+        let graph = GraphBuilder::new()
+            .add_node("before", visit("before"))
+            .add_node(
+                "gate",
+                FnNode::new(|_: &mut S, _| {
+                    Ok(Next::Interrupt(vec![Interrupt::new("q1", json!({}))]))
+                }),
+            )
+            .add_edge(START, "before")
+            .add_edge("before", "gate")
+            .add_edge("gate", END)
+            .durability(mode)
+            .compile()
+            .unwrap();
+        let out = graph.invoke("t", S::default(), &dying, &NoObserver).await;
+        assert!(
+            matches!(out, Err(GraphError::Checkpoint(_))),
+            "{mode}: {out:?}"
+        );
+        let latest = dying.inner.latest("t").await.unwrap();
+        assert!(
+            latest.is_none_or(|c| c.pending_interrupts.is_empty()),
+            "{mode}: no pause in the store"
+        );
+    }
+}
+
+/// `exit`: a resumed run killed mid-way goes back to its pause, and runs
+/// again from there with the same decisions.
+#[tokio::test]
+async fn exit_a_resumed_run_killed_mid_way_goes_back_to_its_pause() {
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let graph = |runs: &Arc<Mutex<Vec<String>>>| {
+        let after = runs.clone();
+        GraphBuilder::new()
+            .add_node(
+                "gate",
+                FnNode::new(|s: &mut S, ctx| match ctx.resume_value("q1") {
+                    Some(v) => {
+                        s.approved = Some(*v);
+                        Ok(Next::Continue)
+                    }
+                    None => Ok(Next::Interrupt(vec![Interrupt::new("q1", json!({}))])),
+                }),
+            )
+            .add_node(
+                "after",
+                FnNode::new(move |s: &mut S, _| {
+                    after.lock().unwrap().push("after".into());
+                    s.visited.push("after".into());
+                    Ok(Next::Continue)
+                }),
+            )
+            .add_edge(START, "gate")
+            .add_edge("gate", "after")
+            .add_edge("after", END)
+            .durability(Durability::Exit)
+            .compile()
+            .unwrap()
+    };
+    // The first invocation pauses: input and gate, in one batch.
+    let dying = DiesAfter::new(2);
+    let out = graph(&runs)
+        .invoke("t", S::default(), &dying, &NoObserver)
+        .await
+        .unwrap();
+    assert!(matches!(out.status, RunStatus::Interrupted(_)));
+    // The resume dies before its batch is written.
+    let decision = HashMap::from([("q1".to_owned(), true)]);
+    let err = graph(&runs)
+        .resume("t", decision.clone(), &dying, &NoObserver)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, GraphError::Checkpoint(_)));
+    let latest = dying.inner.latest("t").await.unwrap().unwrap();
+    assert_eq!(latest.pending_interrupts.len(), 1, "back at the pause");
+    // A new process resumes with the same decision and finishes.
+    let out = graph(&runs)
+        .resume("t", decision, &dying.inner, &NoObserver)
+        .await
+        .unwrap();
+    assert_eq!(out.status, RunStatus::Finished);
+    assert_eq!(out.state.approved, Some(true));
+    assert_eq!(out.state.visited, ["after"]);
+    assert_eq!(
+        *runs.lock().unwrap(),
+        ["after", "after"],
+        "the step after the pause ran twice"
+    );
 }

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use aics_agent::support::{DEFAULT_MAX_TOOL_LOOPS, DEFAULT_TOOL_TIMEOUT};
-use aics_agent::EngineKind;
+use aics_agent::{Durability, EngineKind};
 use aics_openai::{OpenAiConfig, ProviderConfig};
 use aics_service::{ConsoleConfig, ThrottlePolicy};
 use aics_types::Role;
@@ -151,6 +151,12 @@ pub struct Orchestration {
     /// (`AICS_RECOVERY_SWEEP_SECS`, default 10).
     #[serde(default)]
     pub recovery_sweep_secs: Option<f64>,
+    /// When a turn's checkpoints are written (`AICS_DURABILITY`): `sync`
+    /// (default: before each next node), `async` (beside the next node) or
+    /// `exit` (once, when the turn ends or pauses). docs/ARCHITECTURE.md,
+    /// "Durability", says what a crash can lose in each.
+    #[serde(default)]
+    pub durability: Option<String>,
     /// The two keys may also be nested under `graph` (the spelling of the
     /// original design); both work.
     #[serde(default)]
@@ -518,6 +524,7 @@ const ENV_KEYS: &[(&str, &str, bool)] = &[
     ("DEMO_FAULTS", "demo.faults", false),
     ("DEMO_TOOL_DELAY_MS", "demo.tool-delay-ms", false),
     ("LEASE_SECS", "orchestration.lease-secs", false),
+    ("DURABILITY", "orchestration.durability", true),
     (
         "RECOVERY_SWEEP_SECS",
         "orchestration.recovery-sweep-secs",
@@ -794,6 +801,15 @@ impl Settings {
             o.recovery_sweep_secs,
             defaults.sweep_interval,
         )?;
+        let durability = match o.durability.as_deref() {
+            None => Durability::default(),
+            Some(name) => Durability::parse(name).ok_or_else(|| {
+                invalid(
+                    "orchestration.durability (AICS_DURABILITY)",
+                    format!("expected sync, async or exit, found {name:?}"),
+                )
+            })?,
+        };
         let api_token_role = Role::parse(&self.auth.api_token_role).ok_or_else(|| {
             invalid(
                 "auth.api-token-role (AICS_API_TOKEN_ROLE)",
@@ -836,6 +852,7 @@ impl Settings {
             streams_per_user: self.http.streams_per_user.max(1),
             lease,
             sweep_interval,
+            durability,
             tool_delay: Duration::from_millis(self.demo.tool_delay_ms),
             ..defaults
         })

@@ -69,6 +69,8 @@ async fn main() -> anyhow::Result<()> {
         }
     }
 
+    // The recorder first: the console sets gauges as it starts.
+    let metrics = telemetry::metrics_handle();
     let console = Console::new(db.clone(), console_config)
         .await
         .context("starting the console")?;
@@ -76,7 +78,7 @@ async fn main() -> anyhow::Result<()> {
     let state = AppState {
         leptos_options,
         console: console.clone(),
-        metrics: telemetry::metrics_handle(),
+        metrics,
         shutdown: shutdown_rx,
     };
     let router = aics::app(state, web);

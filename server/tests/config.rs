@@ -38,7 +38,26 @@ fn defaults_run_with_no_file_at_all() {
     assert_eq!(c.max_tool_loops, 5);
     assert!(c.api_token.is_none());
     assert!(!c.demo_faults);
+    assert_eq!(c.durability, aics_agent::Durability::Sync);
     assert_eq!(s.http.body_limit, 64 * 1024);
+}
+
+#[test]
+fn durability_comes_from_the_file_or_the_environment() {
+    let file = load("[orchestration]\ndurability = \"exit\"\n", &[]).unwrap();
+    assert_eq!(
+        file.console_config().unwrap().durability,
+        aics_agent::Durability::Exit
+    );
+    let env = load(
+        "[orchestration]\ndurability = \"exit\"\n",
+        &[("AICS_DURABILITY", "async")],
+    )
+    .unwrap();
+    assert_eq!(
+        env.console_config().unwrap().durability,
+        aics_agent::Durability::Async
+    );
 }
 
 #[test]
@@ -194,6 +213,7 @@ fn invalid_settings_name_their_key() {
             "token-delay-ms",
         ),
         ("", vec![("AICS_LOG_FORMAT", "xml")], "AICS_LOG_FORMAT"),
+        ("", vec![("AICS_DURABILITY", "never")], "AICS_DURABILITY"),
         ("unknown-key = 1", vec![], "unknown-key"),
         (
             "[orchestration]\nmax-tool-loops = \"five\"",

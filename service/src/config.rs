@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use aics_agent::support::{DEFAULT_MAX_TOOL_LOOPS, DEFAULT_TOOL_TIMEOUT};
-use aics_agent::EngineKind;
+use aics_agent::{Durability, EngineKind};
 use aics_openai::ProviderConfig;
 use aics_types::Role;
 use secrecy::SecretString;
@@ -56,6 +56,11 @@ pub struct ConsoleConfig {
     /// How many times a run is started (1 + recoveries) before it is given
     /// up as failed: a turn that crashes its process must not loop for ever.
     pub max_attempts: u32,
+    /// When a turn's checkpoints are written: `sync` (before each next
+    /// node), `async` (beside it) or `exit` (in one batch when the turn
+    /// ends or pauses); docs/ARCHITECTURE.md, "Durability", says what a
+    /// crash can lose in each.
+    pub durability: Durability,
     /// Test hook: each support tool call waits this long first, so a fault
     /// test can kill the process while a tool call runs (0 in production).
     pub tool_delay: Duration,
@@ -84,6 +89,7 @@ impl Default for ConsoleConfig {
             lease: Duration::from_secs(30),
             sweep_interval: Duration::from_secs(10),
             max_attempts: 3,
+            durability: Durability::default(),
             tool_delay: Duration::ZERO,
         }
     }

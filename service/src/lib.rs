@@ -144,6 +144,7 @@ impl Console {
             max_tool_loops: config.max_tool_loops,
             protocol,
             tool_timeout: config.tool_timeout,
+            durability: config.durability,
             ..SupportConfig::default()
         };
         let agent = SupportAgent::new(

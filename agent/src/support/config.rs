@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+pub use aics_graph::Durability;
 use serde::{Deserialize, Serialize};
 
 /// Tool steps per turn before the model must answer without tools.
@@ -101,6 +102,9 @@ pub struct SupportConfig {
     /// Loop detection: arguments and results at least this similar (0..=1)
     /// count as a repetition.
     pub loop_similarity: f64,
+    /// When a turn's checkpoints are written (docs/ARCHITECTURE.md,
+    /// "Durability"): `sync` (the default) before each next node.
+    pub durability: Durability,
 }
 
 impl Default for SupportConfig {
@@ -113,6 +117,7 @@ impl Default for SupportConfig {
             model_timeout: DEFAULT_MODEL_TIMEOUT,
             persona: DEFAULT_PERSONA.to_owned(),
             loop_similarity: DEFAULT_LOOP_SIMILARITY,
+            durability: Durability::default(),
         }
     }
 }

@@ -44,6 +44,7 @@ pub fn route_after_agent(tools: &ToolRegistry, s: &SupportState) -> &'static str
 /// Builds the support graph over `shared`.
 pub(crate) fn build_graph(shared: Arc<Shared>) -> Result<Graph<SupportState>, GraphError> {
     let tools = shared.tools.clone();
+    let durability = shared.config.durability;
     // Enough room for every tool step, its approval and the forced answer.
     let limit = 8 + 3 * shared.config.max_tool_loops;
     GraphBuilder::new()
@@ -65,6 +66,7 @@ pub(crate) fn build_graph(shared: Arc<Shared>) -> Result<Graph<SupportState>, Gr
         .add_edge(TOOLS, AGENT)
         .add_edge(FINALIZE, END)
         .step_limit(limit)
+        .durability(durability)
         .compile()
 }
 

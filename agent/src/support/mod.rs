@@ -68,8 +68,8 @@ pub mod trace;
 
 pub use agent::{AgentError, SupportAgent, TurnInput};
 pub use config::{
-    EngineKind, PlanProtocol, SupportConfig, DEFAULT_LOOP_SIMILARITY, DEFAULT_MAX_TOOL_LOOPS,
-    DEFAULT_MODEL_TIMEOUT, DEFAULT_PERSONA, DEFAULT_TOOL_TIMEOUT,
+    Durability, EngineKind, PlanProtocol, SupportConfig, DEFAULT_LOOP_SIMILARITY,
+    DEFAULT_MAX_TOOL_LOOPS, DEFAULT_MODEL_TIMEOUT, DEFAULT_PERSONA, DEFAULT_TOOL_TIMEOUT,
 };
 pub use events::EventSink;
 pub use progress::Progress;

@@ -15,6 +15,12 @@ use serde_json::{json, Value};
 mod security;
 pub use security::*;
 
+mod writes;
+pub use writes::{
+    a_turn_begins_all_at_once_or_not_at_all, group_commit_fails_only_the_caller_whose_row_fails,
+    group_commit_keeps_every_callers_write,
+};
+
 /// A migrated and seeded database.
 pub async fn ready(db: Database) -> Database {
     db.migrate().await.expect("migrate");

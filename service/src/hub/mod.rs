@@ -33,6 +33,13 @@ const REPLAY_CAPACITY: usize = 4096;
 /// A conversation's buffer is dropped after this long with no event and no
 /// subscriber.
 const IDLE_EVICTION: Duration = Duration::from_secs(600);
+/// At most this many conversations nobody watches keep a buffer; past it
+/// the longest idle go first, so memory stays bounded however many
+/// conversations come and go (a client reconnecting to one of them gets
+/// `resync`, and reloads).
+const MAX_IDLE_CHANNELS: usize = 1024;
+/// How often publishing and subscribing look for buffers to drop.
+const SWEEP_EVERY: Duration = Duration::from_millis(250);
 
 /// The sequence number of a conversation's event: `(epoch, n)`, ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -82,7 +89,10 @@ pub enum CatchUp {
 
 /// A conversation's live stream on this instance.
 struct Channel {
-    tx: broadcast::Sender<Arc<Sequenced>>,
+    /// Made for the first subscriber (its ring is allocated whole), dropped
+    /// by a sweep once nobody listens: a conversation nobody watches costs
+    /// only its replay buffer.
+    tx: Option<broadcast::Sender<Arc<Sequenced>>>,
     replay: VecDeque<Arc<Sequenced>>,
     touched: Instant,
 }
@@ -90,9 +100,68 @@ struct Channel {
 impl Channel {
     fn new() -> Self {
         Self {
-            tx: broadcast::channel(SUBSCRIBER_CAPACITY).0,
+            tx: None,
             replay: VecDeque::new(),
             touched: Instant::now(),
+        }
+    }
+
+    fn watched(&self) -> bool {
+        self.tx.as_ref().is_some_and(|tx| tx.receiver_count() > 0)
+    }
+}
+
+/// This instance's conversations, and when they were last swept.
+#[derive(Default)]
+struct Channels {
+    map: HashMap<String, Channel>,
+    swept: Option<Instant>,
+}
+
+impl Channels {
+    /// The channel of `session_id`, made when missing; sweeps now and then.
+    fn of(&mut self, session_id: &str) -> &mut Channel {
+        let now = Instant::now();
+        if self.swept.is_none_or(|at| now - at >= SWEEP_EVERY) {
+            self.swept = Some(now);
+            self.sweep();
+        }
+        // A lookup first: the common case allocates no key.
+        if !self.map.contains_key(session_id) {
+            self.map.insert(session_id.to_owned(), Channel::new());
+        }
+        let channel = self
+            .map
+            .get_mut(session_id)
+            .unwrap_or_else(|| unreachable!("inserted above"));
+        channel.touched = now;
+        channel
+    }
+
+    /// Drops the buffers of conversations nobody watched or wrote for
+    /// [`IDLE_EVICTION`], then the longest idle past [`MAX_IDLE_CHANNELS`];
+    /// frees the rings nobody listens to.
+    fn sweep(&mut self) {
+        self.map
+            .retain(|_, c| c.watched() || c.touched.elapsed() < IDLE_EVICTION);
+        let mut idle: Vec<(Instant, &String)> = self
+            .map
+            .iter()
+            .filter(|(_, c)| !c.watched())
+            .map(|(id, c)| (c.touched, id))
+            .collect();
+        if idle.len() > MAX_IDLE_CHANNELS {
+            let excess = idle.len() - MAX_IDLE_CHANNELS;
+            idle.select_nth_unstable(excess - 1);
+            let doomed: Vec<String> = idle[..excess].iter().map(|(_, id)| (*id).clone()).collect();
+            for id in doomed {
+                self.map.remove(&id);
+            }
+        }
+        for channel in self.map.values_mut() {
+            if !channel.watched() {
+                channel.tx = None;
+            }
         }
     }
 }
@@ -113,7 +182,7 @@ pub(crate) enum Relayed {
 /// The local streams and, on PostgreSQL, the relay's queue. Cheap to clone.
 #[derive(Clone)]
 pub(crate) struct EventHub {
-    channels: Arc<Mutex<HashMap<String, Channel>>>,
+    channels: Arc<Mutex<Channels>>,
     approvals: broadcast::Sender<AgentEvent>,
     relay: Option<mpsc::UnboundedSender<Relayed>>,
     db: Database,
@@ -143,7 +212,7 @@ impl EventHub {
         }
     }
 
-    fn channels(&self) -> std::sync::MutexGuard<'_, HashMap<String, Channel>> {
+    fn channels(&self) -> std::sync::MutexGuard<'_, Channels> {
         // A poisoned lock only means a publisher panicked mid-push.
         self.channels.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -160,6 +229,17 @@ impl EventHub {
                 0
             }
         };
+        self.publisher_at(session_id, run, epoch)
+    }
+
+    /// A publisher with an epoch already taken (a new turn takes its own in
+    /// the transaction that begins it).
+    pub(crate) fn publisher_at(
+        &self,
+        session_id: &str,
+        run: Option<&str>,
+        epoch: u64,
+    ) -> Publisher {
         Publisher {
             hub: self.clone(),
             session_id: session_id.to_owned(),
@@ -178,12 +258,11 @@ impl EventHub {
         last: Option<EventId>,
     ) -> (CatchUp, broadcast::Receiver<Arc<Sequenced>>) {
         let mut channels = self.channels();
-        evict_idle(&mut channels);
-        let channel = channels
-            .entry(session_id.to_owned())
-            .or_insert_with(Channel::new);
-        channel.touched = Instant::now();
-        let rx = channel.tx.subscribe();
+        let channel = channels.of(session_id);
+        let rx = channel
+            .tx
+            .get_or_insert_with(|| broadcast::channel(SUBSCRIBER_CAPACITY).0)
+            .subscribe();
         let catch_up = match last {
             None => CatchUp::Live,
             Some(last) => match channel.replay.iter().position(|e| e.id == last) {
@@ -225,16 +304,15 @@ impl EventHub {
     /// Buffers and broadcasts one event on this instance.
     fn deliver(&self, session_id: &str, event: Arc<Sequenced>) {
         let mut channels = self.channels();
-        let channel = channels
-            .entry(session_id.to_owned())
-            .or_insert_with(Channel::new);
-        channel.touched = Instant::now();
+        let channel = channels.of(session_id);
         if channel.replay.len() == REPLAY_CAPACITY {
             channel.replay.pop_front();
         }
-        channel.replay.push_back(event.clone());
         // No subscriber is fine: everything that matters is stored.
-        let _ = channel.tx.send(event);
+        if let Some(tx) = &channel.tx {
+            let _ = tx.send(event.clone());
+        }
+        channel.replay.push_back(event);
     }
 
     /// What the relay's listener received from another instance.
@@ -246,11 +324,6 @@ impl EventHub {
             }
         }
     }
-}
-
-/// Drops the buffers of conversations nobody watched or wrote for a while.
-fn evict_idle(channels: &mut HashMap<String, Channel>) {
-    channels.retain(|_, c| c.tx.receiver_count() > 0 || c.touched.elapsed() < IDLE_EVICTION);
 }
 
 /// Publishes one epoch of a conversation's events, numbering them. Cheap to
@@ -372,12 +445,48 @@ mod tests {
         for i in 0..(REPLAY_CAPACITY + 10) {
             p.publish(token(&i.to_string()));
         }
-        let kept = hub.channels().get("s").map(|c| c.replay.len());
+        let kept = hub.channels().map.get("s").map(|c| c.replay.len());
         assert_eq!(kept, Some(REPLAY_CAPACITY));
         let (catch_up, _rx) = hub.subscribe("s", Some(EventId { epoch: 1, n: 0 }));
         assert!(
             matches!(catch_up, CatchUp::Resync),
             "evicted from the buffer"
         );
+    }
+
+    #[tokio::test]
+    async fn conversations_nobody_watches_are_bounded_and_the_watched_ones_stay() {
+        let hub = hub();
+        let (_, _watching) = hub.subscribe("watched", None);
+        let watched = Publisher {
+            session_id: "watched".into(),
+            ..publisher(&hub, 1)
+        };
+        watched.publish(token("first"));
+        for i in 0..(MAX_IDLE_CHANNELS * 3) {
+            let p = Publisher {
+                session_id: format!("idle-{i}"),
+                ..publisher(&hub, 1)
+            };
+            p.publish(token("x"));
+            // The sweep runs at most every SWEEP_EVERY: force it now and then.
+            if i % 500 == 0 {
+                hub.channels().swept = None;
+            }
+        }
+        hub.channels().swept = None;
+        watched.publish(token("second"));
+        let channels = hub.channels();
+        let idle = channels.map.values().filter(|c| !c.watched()).count();
+        assert!(idle <= MAX_IDLE_CHANNELS, "{idle} idle buffers kept");
+        assert!(
+            channels.map.contains_key("idle-3071"),
+            "the newest idle ones stay"
+        );
+        assert!(!channels.map.contains_key("idle-0"), "the oldest go first");
+        let kept = channels.map.get("watched").map(|c| c.replay.len());
+        assert_eq!(kept, Some(2), "a watched conversation keeps its buffer");
+        let rings = channels.map.values().filter(|c| c.tx.is_some()).count();
+        assert_eq!(rings, 1, "only the watched conversation has a ring");
     }
 }

@@ -48,6 +48,16 @@ pub(crate) fn close_trace(
     }
 }
 
+/// How the run that ends got here.
+pub(crate) struct Ended<'a> {
+    /// Taken over from an owner that died.
+    pub(crate) recovering: bool,
+    /// Resumed after a pause (or recovered): it may end approvals' lives.
+    pub(crate) resumed: bool,
+    /// Tool calls counted in the metrics before a pause.
+    pub(crate) counted: &'a HashSet<String>,
+}
+
 impl Console {
     /// Stores the outcome of run `graph_execution_id` and announces it.
     pub(crate) async fn finish_run(
@@ -55,9 +65,13 @@ impl Console {
         publisher: &Publisher,
         graph_execution_id: &str,
         result: Result<ChatTurnTraceResult, AgentError>,
-        recovering: bool,
-        counted: &HashSet<String>,
+        ended: Ended<'_>,
     ) -> Result<ChatTurnTraceResult, ServiceError> {
+        let Ended {
+            recovering,
+            resumed,
+            counted,
+        } = ended;
         let mut trace = match result {
             Ok(trace) => trace,
             // Recovered, but nothing of it was ever checkpointed.
@@ -82,7 +96,7 @@ impl Console {
         let stored = if trace.pending_approval {
             self.pause(publisher, &mut trace).await
         } else {
-            self.end(publisher, &trace).await
+            self.end(publisher, &trace, resumed).await
         };
         match stored {
             Ok(()) => {
@@ -154,7 +168,12 @@ impl Console {
     /// Ends the run: its trace, its reply (or, for a failed turn, its
     /// explanation as a note) and its state in one transaction, then
     /// `error` when it failed, and `final`.
-    async fn end(&self, publisher: &Publisher, trace: &ChatTurnTraceResult) -> Result<(), DbError> {
+    async fn end(
+        &self,
+        publisher: &Publisher,
+        trace: &ChatTurnTraceResult,
+        resumed: bool,
+    ) -> Result<(), DbError> {
         let failed = trace.stop_reason == Some(StopReason::Error);
         let role = if failed {
             MessageRole::System
@@ -174,8 +193,11 @@ impl Console {
             .db
             .end_run(&self.inner.instance_id, trace, ending)
             .await?;
-        // A resumed turn ends the last of its approvals' lives.
-        self.refresh_pending_gauge().await;
+        // A resumed turn ends the last of its approvals' lives; a turn that
+        // never paused changed no approval.
+        if resumed {
+            self.refresh_pending_gauge().await;
+        }
         if failed {
             publisher.publish(AgentEvent::Error {
                 message: FAILED_EVENT.into(),
@@ -220,22 +242,6 @@ impl Console {
             trace: Box::new(trace.clone()),
         });
         Ok(trace)
-    }
-
-    /// Frees a conversation whose turn never got going (its message could
-    /// not be stored).
-    pub(crate) async fn fail_unstarted(
-        &self,
-        graph_execution_id: &str,
-        session_id: &str,
-        note: &str,
-    ) -> Result<(), ServiceError> {
-        tracing::warn!(session_id, note, "a turn could not start");
-        self.inner
-            .db
-            .abandon_run(graph_execution_id, &self.inner.instance_id, note)
-            .await?;
-        Ok(())
     }
 
     /// The trace of a run as its last checkpoint shows it, or a bare one

@@ -42,14 +42,19 @@ pub(crate) fn decisions_of(approvals: Vec<Approval>) -> HashMap<String, Decision
 
 impl Console {
     /// Sweeps now and then every `sweep_interval`, for as long as the
-    /// console lives.
+    /// console lives. Each sweep also recounts the pending approvals for the
+    /// gauge: other instances change them too, and a turn that never paused
+    /// does not recount them.
     pub(crate) fn start_recovery(&self) {
         let inner = Arc::downgrade(&self.inner);
         let every = self.inner.config.sweep_interval;
         tokio::spawn(async move {
             loop {
                 let Some(inner) = inner.upgrade() else { return };
-                Console { inner }.recover_runs().await;
+                let console = Console { inner };
+                console.recover_runs().await;
+                console.refresh_pending_gauge().await;
+                drop(console);
                 tokio::time::sleep(every).await;
             }
         });

@@ -1,9 +1,11 @@
-//! A new turn: the checks, the run that holds the conversation, the
-//! customer's message stored before any model is called, the history the
-//! turn reads. Then the run's task takes over.
+//! A new turn: the checks, then in one transaction the run that holds the
+//! conversation, the customer's message (stored before any model is
+//! called), the history the turn reads and its event epoch. Then the run's
+//! task takes over.
 
 use aics_agent::model::Message;
 use aics_agent::TurnInput;
+use aics_db::runs::BegunTurn;
 use aics_types::MessageRole;
 
 use super::task::{Done, Job};
@@ -18,7 +20,7 @@ pub(crate) struct Started {
 
 impl Console {
     /// Checks the input, takes the conversation for a new run (409 while
-    /// another holds it), stores the customer's message and spawns the run.
+    /// another holds it) with the customer's message, and spawns the run.
     pub(crate) async fn start_turn(
         &self,
         session_id: &str,
@@ -29,15 +31,26 @@ impl Console {
         let db = &self.inner.db;
         // The service names the run; the engine uses it as its thread id.
         let graph_execution_id = uuid::Uuid::new_v4().to_string();
-        if !db
-            .start_run(
+        // The run, the conversation, the message and the event epoch in
+        // one transaction: a turn never holds a conversation without its
+        // message, and nothing of it exists if any of that failed.
+        let begun = db
+            .begin_turn(
                 &graph_execution_id,
                 session_id,
                 &self.inner.instance_id,
                 self.inner.config.lease,
+                message,
+                &aics_db::conversations::title_from(message),
+                self.inner.config.history_messages,
             )
-            .await?
-        {
+            .await?;
+        let Some(BegunTurn {
+            earlier,
+            customer_id,
+            event_epoch,
+        }) = begun
+        else {
             let waiting = db
                 .active_run(session_id)
                 .await?
@@ -49,37 +62,6 @@ impl Console {
             } else {
                 "a turn of this conversation is running; send the message when it has ended".into()
             }));
-        }
-        let prepared = async {
-            db.ensure_conversation(
-                session_id,
-                None,
-                &aics_db::conversations::title_from(message),
-            )
-            .await?;
-            // Earlier messages first: the new one is stored right after.
-            let earlier = db
-                .recent_messages(session_id, self.inner.config.history_messages)
-                .await?;
-            db.append_message(session_id, MessageRole::Customer, message, None)
-                .await?;
-            let customer_id = db.conversation_customer(session_id).await?;
-            Ok::<_, aics_db::DbError>((earlier, customer_id))
-        }
-        .await;
-        let (earlier, customer_id) = match prepared {
-            Ok(p) => p,
-            Err(e) => {
-                // Nothing of the turn happened: free the conversation again.
-                let note = "the message could not be stored";
-                if let Err(release) = self
-                    .fail_unstarted(&graph_execution_id, session_id, note)
-                    .await
-                {
-                    tracing::error!(error = %release, "could not free the conversation");
-                }
-                return Err(e.into());
-            }
         };
         let history = earlier
             .into_iter()
@@ -98,7 +80,7 @@ impl Console {
         let done = self.spawn_run(
             session_id.to_owned(),
             graph_execution_id.clone(),
-            Job::New(input),
+            Job::New { input, event_epoch },
         );
         Ok(Started {
             graph_execution_id,

@@ -10,14 +10,15 @@ use aics_agent::{Decision, EventSink, TurnInput};
 use aics_types::{AgentEvent, ChatTurnTraceResult, ToolCallStatus};
 use tokio::sync::{mpsc, oneshot};
 
+use super::finish::Ended;
 use crate::error::ServiceError;
 use crate::hub::Publisher;
 use crate::Console;
 
 /// What a run's task does.
 pub(crate) enum Job {
-    /// A new turn.
-    New(TurnInput),
+    /// A new turn, whose events take `event_epoch` (taken with its run).
+    New { input: TurnInput, event_epoch: u64 },
     /// Continue a paused turn with the supervisors' decisions.
     Resume(HashMap<String, Decision>),
     /// Continue a turn whose owner died, from its last checkpoint (with the
@@ -68,12 +69,20 @@ impl Console {
         let span = tracing::Span::current();
         span.record("session_id", session_id);
         span.record("graph_execution_id", graph_execution_id);
-        let publisher = self
-            .inner
-            .hub
-            .publisher(session_id, Some(graph_execution_id))
-            .await;
-        let new = matches!(job, Job::New(_));
+        let publisher = match &job {
+            Job::New { event_epoch, .. } => {
+                self.inner
+                    .hub
+                    .publisher_at(session_id, Some(graph_execution_id), *event_epoch)
+            }
+            _ => {
+                self.inner
+                    .hub
+                    .publisher(session_id, Some(graph_execution_id))
+                    .await
+            }
+        };
+        let new = matches!(job, Job::New { .. });
         let recovering = matches!(job, Job::Recover(_));
         // Tool calls that ended before a pause were counted then.
         let counted = if new {
@@ -91,7 +100,7 @@ impl Console {
         let agent = &self.inner.agent;
         let run = async {
             match job {
-                Job::New(input) => agent.run_turn(graph_execution_id, input, &sink).await,
+                Job::New { input, .. } => agent.run_turn(graph_execution_id, input, &sink).await,
                 Job::Resume(decisions) | Job::Recover(decisions) => {
                     agent.resume(graph_execution_id, decisions, &sink).await
                 }
@@ -111,7 +120,12 @@ impl Console {
                 "the turn was stopped: it was cancelled or taken over".into(),
             ));
         };
-        self.finish_run(&publisher, graph_execution_id, result, recovering, &counted)
+        let ended = Ended {
+            recovering,
+            resumed: !new,
+            counted: &counted,
+        };
+        self.finish_run(&publisher, graph_execution_id, result, ended)
             .await
     }
 

@@ -1,0 +1,238 @@
+//! Group commit: one writer per [`crate::SqlCheckpointer`] (the console
+//! builds one per database) runs the checkpoint writes of every concurrent
+//! run in shared transactions.
+//!
+//! A caller hands over its checkpoints (one, or an invocation's batch) and
+//! waits; the writer takes everything queued, inserts it with multi-row
+//! statements in one transaction, and answers each caller when that
+//! transaction commits (or failed). A checkpoint is therefore as durable
+//! when its caller hears back as if it had been written alone, which keeps
+//! the engine's `sync` mode honest, while the commits — the expensive part
+//! of a small write — are shared. Under no load a batch is one caller's
+//! write and nothing waits for company; under load the queue fills while
+//! the previous batch commits.
+//!
+//! A failed batch is retried caller by caller, so one caller's bad row (say
+//! a state PostgreSQL's `jsonb` refuses) fails that caller alone. Each
+//! caller's rows are written all or none, in the order given.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use aics_graph::Checkpoint;
+use sqlx::types::Json;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::{Database, DbError};
+
+/// Rows per INSERT statement: 10 parameters each, far below the limits of
+/// both databases (SQLite 32 766, PostgreSQL 65 535 parameters).
+const ROWS_PER_STATEMENT: usize = 64;
+/// Rows per transaction: a batch stops growing here, so one commit never
+/// holds the database for long.
+const ROWS_PER_BATCH: usize = 512;
+
+/// One caller's write.
+struct Job {
+    rows: Vec<Checkpoint>,
+    done: oneshot::Sender<Result<(), DbError>>,
+}
+
+/// What the writer has done so far (tests and benchmarks read it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    /// Callers' writes handed over.
+    pub jobs: u64,
+    /// Transactions committed (or tried).
+    pub batches: u64,
+    /// Checkpoints written.
+    pub rows: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    jobs: AtomicU64,
+    batches: AtomicU64,
+    rows: AtomicU64,
+}
+
+/// The writer of one database's checkpoints. Cheap to clone; clones share
+/// the writer, which runs while any clone lives.
+#[derive(Clone)]
+pub(crate) struct GroupCommit {
+    db: Database,
+    queue: Arc<Mutex<Option<mpsc::UnboundedSender<Job>>>>,
+    counters: Arc<Counters>,
+}
+
+impl std::fmt::Debug for GroupCommit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupCommit")
+            .field("backend", &self.db.backend())
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl GroupCommit {
+    pub(crate) fn new(db: Database) -> Self {
+        Self {
+            db,
+            queue: Arc::default(),
+            counters: Arc::default(),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> WriterStats {
+        WriterStats {
+            jobs: self.counters.jobs.load(Ordering::Relaxed),
+            batches: self.counters.batches.load(Ordering::Relaxed),
+            rows: self.counters.rows.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Writes `rows` (all or none, in order) in the next batch; returns
+    /// when that batch committed.
+    pub(crate) async fn write(&self, rows: Vec<Checkpoint>) -> Result<(), DbError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let (done, answer) = oneshot::channel();
+        self.enqueue(Job { rows, done });
+        // A writer that vanished mid-batch (its runtime shut down) leaves
+        // the caller unanswered: that is a failed write.
+        answer.await.unwrap_or_else(|_| {
+            Err(DbError::Corrupt(
+                "the checkpoint writer stopped before it answered".into(),
+            ))
+        })
+    }
+
+    /// Hands a job to the writer, starting one when there is none (the
+    /// first write, or after the runtime that ran the last one ended).
+    fn enqueue(&self, job: Job) {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        self.counters.jobs.fetch_add(1, Ordering::Relaxed);
+        let job = match queue.as_ref() {
+            Some(q) => match q.send(job) {
+                Ok(()) => return,
+                Err(mpsc::error::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        // Just made, with its receiver alive: this send cannot fail.
+        let _ = tx.send(job);
+        tokio::spawn(run(self.db.clone(), rx, self.counters.clone()));
+        *queue = Some(tx);
+    }
+}
+
+/// The writer: a batch at a time until every handle is gone.
+async fn run(db: Database, mut queue: mpsc::UnboundedReceiver<Job>, counters: Arc<Counters>) {
+    let mut batch: Vec<Job> = Vec::new();
+    while let Some(first) = queue.recv().await {
+        let mut rows = first.rows.len();
+        batch.push(first);
+        while rows < ROWS_PER_BATCH {
+            match queue.try_recv() {
+                Ok(job) => {
+                    rows += job.rows.len();
+                    batch.push(job);
+                }
+                Err(_) => break,
+            }
+        }
+        counters.batches.fetch_add(1, Ordering::Relaxed);
+        let all: Vec<&Checkpoint> = batch.iter().flat_map(|j| &j.rows).collect();
+        match insert(&db, &all).await {
+            Ok(()) => {
+                counters.rows.fetch_add(rows as u64, Ordering::Relaxed);
+                for job in batch.drain(..) {
+                    let _ = job.done.send(Ok(()));
+                }
+            }
+            Err(e) if batch.len() == 1 => {
+                if let Some(job) = batch.pop() {
+                    let _ = job.done.send(Err(e));
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, callers = batch.len(), "a checkpoint batch failed; writing its callers one by one");
+                for job in batch.drain(..) {
+                    counters.batches.fetch_add(1, Ordering::Relaxed);
+                    let rows: Vec<&Checkpoint> = job.rows.iter().collect();
+                    let result = insert(&db, &rows).await;
+                    if result.is_ok() {
+                        counters
+                            .rows
+                            .fetch_add(rows.len() as u64, Ordering::Relaxed);
+                    }
+                    let _ = job.done.send(result);
+                }
+            }
+        }
+    }
+}
+
+const INSERT: &str = "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, \
+     next_node, path, state, pending_interrupts, created_at) ";
+const ON_CONFLICT: &str = " ON CONFLICT (thread_id, checkpoint_id) DO NOTHING";
+
+/// Inserts `rows` in one transaction; saving a checkpoint id twice
+/// changes nothing.
+///
+/// On PostgreSQL the transaction commits with `synchronous_commit = off`
+/// (crate docs, "Durability"); on SQLite a batch that fits one statement
+/// needs no explicit transaction (a statement is atomic).
+pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), DbError> {
+    macro_rules! statement {
+        ($backend:ty, $chunk:expr) => {{
+            let mut query = sqlx::QueryBuilder::<$backend>::new(INSERT);
+            query.push_values($chunk.iter(), |mut row, cp| {
+                row.push_bind(&cp.thread_id)
+                    .push_bind(&cp.checkpoint_id)
+                    .push_bind(&cp.parent_id)
+                    .push_bind(i64::from(cp.step))
+                    .push_bind(&cp.node)
+                    .push_bind(&cp.next)
+                    .push_bind(Json(&cp.path))
+                    .push_bind(Json(&cp.state))
+                    .push_bind(Json(&cp.pending_interrupts))
+                    .push_bind(cp.created_at);
+            });
+            query.push(ON_CONFLICT);
+            query
+        }};
+    }
+    match db {
+        Database::Sqlite(pool) => {
+            if rows.len() <= ROWS_PER_STATEMENT {
+                statement!(sqlx::Sqlite, rows).build().execute(pool).await?;
+            } else {
+                let mut tx = pool.begin().await?;
+                for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+                    statement!(sqlx::Sqlite, chunk)
+                        .build()
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await?;
+            }
+        }
+        Database::Postgres(pool) => {
+            let mut tx = pool.begin().await?;
+            sqlx::query("SET LOCAL synchronous_commit = off")
+                .execute(&mut *tx)
+                .await?;
+            for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+                statement!(sqlx::Postgres, chunk)
+                    .build()
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+        }
+    }
+    Ok(())
+}
