@@ -65,7 +65,11 @@ pub async fn security_headers(
     set_default(headers, CONTENT_SECURITY_POLICY, &csp);
     set_default(headers, X_CONTENT_TYPE_OPTIONS, "nosniff");
     set_default(headers, X_FRAME_OPTIONS, "DENY");
-    set_default(headers, REFERRER_POLICY, "no-referrer");
+    // Not `no-referrer`: with it a browser sends `Origin: null` on a plain
+    // form post (the console before its script has loaded), which the
+    // cross-site guard must refuse. Nothing leaves for other sites either
+    // way.
+    set_default(headers, REFERRER_POLICY, "same-origin");
     set_default(
         headers,
         HeaderName::from_static("cross-origin-opener-policy"),

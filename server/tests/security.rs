@@ -227,7 +227,7 @@ async fn plain_http_loopback_cookie_has_no_secure_flag(pool: SqlitePool) {
 fn assert_common_headers(answer: &Answer, what: &str) {
     assert_eq!(answer.header("x-content-type-options"), "nosniff", "{what}");
     assert_eq!(answer.header("x-frame-options"), "DENY", "{what}");
-    assert_eq!(answer.header("referrer-policy"), "no-referrer", "{what}");
+    assert_eq!(answer.header("referrer-policy"), "same-origin", "{what}");
     assert_eq!(
         answer.header("strict-transport-security"),
         "max-age=31536000",
