@@ -78,34 +78,6 @@ fn until(lease: Duration) -> Timestamp {
 }
 
 impl Database {
-    /// Starts a run that holds conversation `session_id`, owned by `owner`
-    /// for `lease`. `false` when another run holds the conversation (it runs,
-    /// waits for approval or resumes): nothing is written then.
-    #[tracing::instrument(skip_all, fields(session_id, graph_execution_id))]
-    pub async fn start_run(
-        &self,
-        graph_execution_id: &str,
-        session_id: &str,
-        owner: &str,
-        lease: Duration,
-    ) -> Result<bool, DbError> {
-        let at = now();
-        let inserted = with_pool!(self, pool => sqlx::query(
-            "INSERT INTO runs (graph_execution_id, session_id, state, lease_owner, \
-             lease_expires_at, attempts, created_at, updated_at) \
-             VALUES ($1, $2, 'running', $3, $4, 1, $5, $5) ON CONFLICT DO NOTHING",
-        )
-        .bind(graph_execution_id)
-        .bind(session_id)
-        .bind(owner)
-        .bind(until(lease))
-        .bind(at)
-        .execute(pool)
-        .await?
-        .rows_affected());
-        Ok(inserted == 1)
-    }
-
     /// Begins a turn for a customer's `message`, in one transaction: run
     /// `graph_execution_id` takes conversation `session_id` (created when
     /// new, titled `title`) for `owner` for `lease`, the message is stored,

@@ -356,21 +356,19 @@ async fn runs_of_a_dead_instance_are_taken_over(pool: PgPool) {
     let survivor = Console::new(db.clone(), config).await.unwrap();
 
     // A run with no checkpoint at all, held by a process that is gone.
-    db.ensure_conversation("ghost", None, "ghost")
-        .await
-        .unwrap();
-    db.append_message("ghost", MessageRole::Customer, "hello?", None)
-        .await
-        .unwrap();
     assert!(db
-        .start_run(
+        .begin_turn(
             "ghost-run",
             "ghost",
             "dead-instance",
-            Duration::from_millis(1)
+            Duration::from_millis(1),
+            "hello?",
+            "ghost",
+            20,
         )
         .await
-        .unwrap());
+        .unwrap()
+        .is_some());
     tokio::time::sleep(Duration::from_millis(20)).await;
     let mut events = survivor.conversation_events("ghost", None).unwrap();
     assert_eq!(survivor.recover_runs().await, 1);
