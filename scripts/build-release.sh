@@ -38,8 +38,15 @@ inputs_hash() {
     } | sha256sum | cut -c1-16
 }
 
+# The bundle's names carry their content hashes (`hash-files` in Cargo.toml),
+# listed in hash.txt beside the server binary as `js: <hash>` lines.
+hashes="${CARGO_TARGET_DIR:-target}/release/hash.txt"
 bundle_present() {
-    [ -f "$site/pkg/aics.js" ] && [ -f "$site/pkg/aics.wasm" ] && [ -f "$site/pkg/aics.css" ]
+    [ -f "$hashes" ] || return 1
+    local kind hash
+    while IFS=': ' read -r kind hash; do
+        case $kind in js | wasm | css) [ -f "$site/pkg/aics.$hash.$kind" ] || return 1 ;; esac
+    done <"$hashes"
 }
 
 want=$(inputs_hash)
@@ -57,7 +64,9 @@ else
         say "client inputs changed ($have → $want): rebuilding the client bundle and the server"
     fi
     rm -f "$stamp"
-    cargo leptos build --release
+    # --precompress writes a .br and a .gz beside every file of the site,
+    # which server/src/assets.rs serves to browsers that accept them.
+    cargo leptos build --release --precompress
     echo "$want" >"$stamp"
 fi
 say "built in $((SECONDS - started)) s"

@@ -2,13 +2,19 @@
 # Builds the app in release mode (what `make run` serves), starts it on a
 # fresh SQLite database in a temporary folder, runs the Playwright suite
 # against it, and stops the server by its PID.
+#
+#   scripts/e2e.sh                    build what changed, run every spec
+#   scripts/e2e.sh tests/x.spec.ts    build what changed, run those specs
+#   AICS_E2E_SKIP_BUILD=1 scripts/e2e.sh …   use the binary and bundle as built
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export PATH="$root/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-cargo leptos build --release
+if [ -z "${AICS_E2E_SKIP_BUILD:-}" ]; then
+    scripts/build-release.sh
+fi
 
 port=${AICS_E2E_PORT:-3400}
 workdir=$(mktemp -d)
@@ -40,7 +46,7 @@ done
 curl -fsS "http://$AICS_ADDR/healthz" >/dev/null || { echo "server did not answer:"; cat "$log"; exit 1; }
 
 status=0
-(cd end2end && AICS_BASE_URL="http://$AICS_ADDR" npx playwright test) || status=$?
+(cd end2end && AICS_BASE_URL="http://$AICS_ADDR" npx playwright test "$@") || status=$?
 if [ "$status" -ne 0 ]; then
     echo "--- server log (last 80 lines) ---"; tail -n 80 "$log"
 fi

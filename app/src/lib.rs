@@ -39,7 +39,7 @@ pub mod session;
 pub mod sse;
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, HashedStylesheet, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{ParamSegment, SsrMode, StaticSegment};
 
@@ -52,6 +52,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
+                // Content-hashed names in a release build (server/src/assets.rs).
+                <HashedStylesheet options=options.clone() id="leptos"/>
                 <AutoReload options=options.clone()/>
                 <HydrationScripts options/>
                 <MetaTags/>
@@ -75,7 +77,6 @@ pub fn App() -> impl IntoView {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
     view! {
-        <Stylesheet id="leptos" href="/pkg/aics.css"/>
         <Title text="aics — AI customer support"/>
         <div id="app" class="min-h-full" data-hydrated=move || hydrated.get().to_string()>
             <Router>

@@ -14,6 +14,8 @@
 //!   guard, control characters refused.
 //! - [`middleware`]: the auth layer, the per-user stream cap, JSON error
 //!   bodies, the request counter.
+//! - [`assets`]: the client bundle, precompressed and cached by its hashed
+//!   names, and compression of everything else.
 //! - [`serve`]: the accept loop with connection cap and timeouts.
 //! - [`error`], [`extract`]: the HTTP error and the extractors that reject with it.
 //! - [`app`] (this file): the whole router, Leptos pages and server
@@ -21,6 +23,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod assets;
 pub mod config;
 pub mod error;
 pub mod extract;
@@ -106,6 +109,7 @@ pub fn app(state: AppState, web: WebConfig) -> Router {
                 .post(server_fns)
                 .layer(RequestBodyLimitLayer::new(body_limit)),
         )
+        .merge(assets::router(&state.leptos_options))
         .leptos_routes_with_context(&state, routes, context.clone(), shell)
         .fallback(leptos_axum::file_and_error_handler_with_context::<
             AppState,
@@ -114,6 +118,7 @@ pub fn app(state: AppState, web: WebConfig) -> Router {
         .layer(
             ServiceBuilder::new()
                 .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+                .layer(assets::compression())
                 .layer(
                     TraceLayer::new_for_http().make_span_with(|request: &Request<Body>| {
                         let id = request

@@ -20,7 +20,8 @@ async fn main() -> anyhow::Result<()> {
     let settings = Settings::load()?;
     telemetry::init_logs(&settings)?;
     let conf = get_configuration(None).context("reading the Leptos configuration")?;
-    let leptos_options = conf.leptos_options;
+    let mut leptos_options = conf.leptos_options;
+    leptos_options.hash_files = aics::assets::hashed_bundle(&leptos_options);
     let addr: SocketAddr = settings.listen_addr()?.unwrap_or(leptos_options.site_addr);
     let console_config = settings.console_config_at(addr)?;
     let mut web = settings.web_config(addr)?;

@@ -1,0 +1,82 @@
+//! The client bundle on the wire: `/pkg/*` (the wasm, its JS glue and the
+//! stylesheet) served from the site root with the brotli and gzip copies the
+//! release build writes beside each file (`cargo leptos build --release
+//! --precompress`), chosen by the request's `Accept-Encoding`.
+//!
+//! A release build names each bundle file by its content hash
+//! (`hash-files` in Cargo.toml's Leptos metadata; the hashes are in
+//! `hash.txt` beside the server binary), so a name never changes meaning and
+//! the files are cached for a year, `immutable`. Without hashes (a debug
+//! build, `cargo leptos watch`) they are revalidated on every use.
+//!
+//! Everything else the server answers is compressed on the fly by
+//! [`compression`] when the client accepts it and the body is worth it; event
+//! streams never (tower-http's default predicate leaves `text/event-stream`
+//! alone, so tokens are not held back in a compressor's buffer).
+
+use std::path::{Path, PathBuf};
+
+use axum::http::header::{CACHE_CONTROL, VARY};
+use axum::http::{HeaderValue, Response};
+use axum::Router;
+use leptos::config::LeptosOptions;
+use tower_http::compression::CompressionLayer;
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+/// `Cache-Control` of a content-hashed bundle file.
+pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+/// `Cache-Control` of a bundle file whose name does not change with it.
+pub const REVALIDATE: &str = "no-cache";
+
+/// Whether this build's bundle has content-hashed names: the
+/// `LEPTOS_HASH_FILES` variable when cargo-leptos runs the server, otherwise
+/// whether the build left its `hash.txt` beside the running binary (the
+/// file Leptos reads the names from).
+pub fn hashed_bundle(options: &LeptosOptions) -> bool {
+    if let Ok(value) = std::env::var("LEPTOS_HASH_FILES") {
+        return value == "true";
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(options.hash_file.as_ref())))
+        .is_some_and(|path| path.is_file())
+}
+
+/// The router of `/{site_pkg_dir}`: precompressed files, cached by name.
+pub fn router<S: Clone + Send + Sync + 'static>(options: &LeptosOptions) -> Router<S> {
+    let dir = pkg_dir(options);
+    let cache = HeaderValue::from_static(if options.hash_files {
+        IMMUTABLE
+    } else {
+        REVALIDATE
+    });
+    let files = ServeDir::new(dir)
+        .precompressed_br()
+        .precompressed_gzip()
+        .append_index_html_on_directories(false);
+    Router::new().nest_service(
+        &format!("/{}", options.site_pkg_dir.trim_matches('/')),
+        tower::ServiceBuilder::new()
+            // Which copy was sent depends on Accept-Encoding: caches must know.
+            .layer(SetResponseHeaderLayer::if_not_present(
+                VARY,
+                HeaderValue::from_static("accept-encoding"),
+            ))
+            // Only what was found: a 404 stays `no-store` (crate::headers).
+            .layer(SetResponseHeaderLayer::overriding(
+                CACHE_CONTROL,
+                move |response: &Response<_>| response.status().is_success().then(|| cache.clone()),
+            ))
+            .service(files),
+    )
+}
+
+/// On-the-fly compression of the other answers (pages, JSON, CSV).
+pub fn compression() -> CompressionLayer {
+    CompressionLayer::new().br(true).gzip(true)
+}
+
+fn pkg_dir(options: &LeptosOptions) -> PathBuf {
+    Path::new(options.site_root.as_ref()).join(options.site_pkg_dir.as_ref())
+}
