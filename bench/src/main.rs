@@ -3,8 +3,12 @@
 //!
 //! ```text
 //! aics-bench --variant memory [--warmup-seconds 2] [--seq-seconds 10]
-//!            [--conc-seconds 10] [--concurrency 32]
+//!            [--conc-seconds 10] [--concurrency 32] [--durability sync|async|exit]
 //! ```
+//!
+//! `--durability` is the graph's checkpoint mode (aics_graph::Durability,
+//! LangGraph's option of the same name); the default is `sync`, the
+//! server's default.
 //!
 //! # Layout
 //! - `workload`: the graph, the fake model, the shop behind the tools, one
@@ -53,6 +57,7 @@ struct Args {
     conc: f64,
     concurrency: usize,
     label: Option<String>,
+    durability: aics_graph::Durability,
 }
 
 fn parse_args() -> Result<Args, BenchError> {
@@ -63,6 +68,7 @@ fn parse_args() -> Result<Args, BenchError> {
         conc: 10.0,
         concurrency: 32,
         label: None,
+        durability: aics_graph::Durability::Sync,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -81,10 +87,16 @@ fn parse_args() -> Result<Args, BenchError> {
             "--conc-seconds" => args.conc = num(value()?)?,
             "--concurrency" => args.concurrency = num(value()?)?.max(1.0) as usize,
             "--label" => args.label = Some(value()?),
+            "--durability" => {
+                let v = value()?;
+                args.durability = aics_graph::Durability::parse(&v).ok_or_else(|| {
+                    BenchError::Usage(format!("--durability is sync, async or exit, not {v}"))
+                })?;
+            }
             "-h" | "--help" => {
                 return Err(BenchError::Usage(
                     "aics-bench --variant memory|sqlite|postgres [--warmup-seconds S] [--seq-seconds S] \
-                     [--conc-seconds S] [--concurrency N] [--label NAME]"
+                     [--conc-seconds S] [--concurrency N] [--label NAME] [--durability sync|async|exit]"
                         .into(),
                 ))
             }
@@ -178,7 +190,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 async fn run(args: Args) -> Result<(), BenchError> {
-    let graph = Arc::new(build_graph()?);
+    let graph = Arc::new(build_graph(args.durability)?);
     let store = Arc::new(make_store(&args.variant).await?);
 
     // Warm-up: at least WARMUP seconds and 5 turns.
@@ -241,9 +253,10 @@ async fn run(args: Args) -> Result<(), BenchError> {
         if cfg!(feature = "mimalloc") { "mimalloc" } else { "system" },
     );
     println!(
-        "engine=aics variant={} turns_per_s={seq_tps:.1} p50_ms={:.3} p99_ms={:.3} rss_mb={rss:.1} \
+        "engine=aics variant={} durability={} turns_per_s={seq_tps:.1} p50_ms={:.3} p99_ms={:.3} rss_mb={rss:.1} \
          conc{c}_turns_per_s={conc_tps:.1} conc{c}_p50_ms={:.3} conc{c}_p99_ms={:.3} seq_turns={} conc_turns={}",
         args.label.as_deref().unwrap_or(&args.variant),
+        args.durability,
         pct(&lat, 50.0),
         pct(&lat, 99.0),
         pct(&clat, 50.0),
@@ -277,7 +290,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_memory_variant_checks_and_drops_each_turns_checkpoints() {
-        let graph = build_graph().expect("graph");
+        let graph = build_graph(aics_graph::Durability::Sync).expect("graph");
         let store = make_store("memory").await.expect("store");
         one_turn(&graph, &store).await.expect("turn");
         assert!(matches!(

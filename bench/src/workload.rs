@@ -366,10 +366,13 @@ fn route_after_agent(s: &State) -> &'static str {
     }
 }
 
-/// Builds the benchmark graph.
-pub fn build_graph() -> Result<Graph<State>, aics_graph::GraphError> {
+/// Builds the benchmark graph with checkpoints written as `durability` says.
+pub fn build_graph(
+    durability: aics_graph::Durability,
+) -> Result<Graph<State>, aics_graph::GraphError> {
     let tools: ToolRegistry = support_tools(Arc::new(BenchBackend::default()));
     GraphBuilder::new()
+        .durability(durability)
         .add_node(
             "init_state",
             FnNode::new(|s: &mut State, _| {
@@ -511,7 +514,7 @@ mod tests {
 
     #[tokio::test]
     async fn one_turn_passes_its_checks_and_writes_its_input_and_eight_checkpoints() {
-        let graph = build_graph().expect("graph");
+        let graph = build_graph(aics_graph::Durability::Sync).expect("graph");
         let cp = MemoryCheckpointer::new();
         let thread = run_turn(&graph, &cp).await.expect("turn");
         let steps = cp.list(&thread).await.expect("list");
