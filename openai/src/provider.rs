@@ -331,7 +331,11 @@ impl OpenAiCompatible {
 
     /// Runs `attempt` until it succeeds, fails for good, or the retries or
     /// the time run out (a refusal is never retried).
-    async fn with_retries<F, Fut>(&self, deadline: Instant, attempt: F) -> Result<ModelStream, Failure>
+    async fn with_retries<F, Fut>(
+        &self,
+        deadline: Instant,
+        attempt: F,
+    ) -> Result<ModelStream, Failure>
     where
         F: Fn() -> Fut,
         Fut: Future<Output = Result<ModelStream, Failure>>,
@@ -727,15 +731,24 @@ mod tests {
     #[test]
     fn refusals_of_streamed_tools_are_told_apart() {
         let refusal = "Automatic streaming tool choice is not supported";
-        assert!(refuses_streamed_tools(StatusCode::INTERNAL_SERVER_ERROR, refusal));
+        assert!(refuses_streamed_tools(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            refusal
+        ));
         assert!(refuses_streamed_tools(StatusCode::BAD_REQUEST, refusal));
         assert!(refuses_streamed_tools(
             StatusCode::UNPROCESSABLE_ENTITY,
             "tool_choice 'auto' requires stream=false"
         ));
-        assert!(!refuses_streamed_tools(StatusCode::INTERNAL_SERVER_ERROR, "CUDA out of memory"));
+        assert!(!refuses_streamed_tools(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "CUDA out of memory"
+        ));
         assert!(!refuses_streamed_tools(StatusCode::UNAUTHORIZED, refusal));
-        assert!(!refuses_streamed_tools(StatusCode::TOO_MANY_REQUESTS, refusal));
+        assert!(!refuses_streamed_tools(
+            StatusCode::TOO_MANY_REQUESTS,
+            refusal
+        ));
     }
 
     #[test]

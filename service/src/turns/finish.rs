@@ -4,8 +4,6 @@
 //! only after that commit do `approval_required`, `error` and `final` go
 //! out, each exactly once.
 
-use std::collections::HashSet;
-
 use aics_agent::AgentError;
 use aics_db::runs::Ending;
 use aics_db::{DbError, NewApproval};
@@ -54,8 +52,8 @@ pub(crate) struct Ended<'a> {
     pub(crate) recovering: bool,
     /// Resumed after a pause (or recovered): it may end approvals' lives.
     pub(crate) resumed: bool,
-    /// Tool calls counted in the metrics before a pause.
-    pub(crate) counted: &'a HashSet<String>,
+    /// What the metrics counted before a pause.
+    pub(crate) counted: &'a metrics::Counted,
 }
 
 impl Console {
