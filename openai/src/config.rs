@@ -229,10 +229,11 @@ impl ProviderConfig {
         }
     }
 
-    /// The cost of `usage`, when the provider has a price.
+    /// The cost of `usage`, when the provider has a price (the demo model
+    /// is free: zero).
     pub fn cost_usd(&self, usage: &TokenUsage) -> Option<f64> {
         match self {
-            Self::Demo => None,
+            Self::Demo => Some(0.0),
             Self::Openai(config) => config.cost_usd(usage),
         }
     }

@@ -254,6 +254,7 @@ fn trace(id: &str, session: &str, pending: bool) -> ChatTurnTraceResult {
         cost_usd: None,
         error: None,
         started_at: at,
+        llm_call_records: Vec::new(),
     }
 }
 

@@ -90,7 +90,11 @@ impl Console {
             }
         };
         // The price table lives with the provider's configuration.
-        trace.cost_usd = self.inner.config.provider.cost_usd(&trace.usage);
+        let provider = &self.inner.config.provider;
+        trace.cost_usd = provider.cost_usd(&trace.usage);
+        for call in &mut trace.llm_call_records {
+            call.cost_usd = provider.cost_usd(&call.usage);
+        }
         let stored = if trace.pending_approval {
             self.pause(publisher, &mut trace).await
         } else {
