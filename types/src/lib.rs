@@ -8,6 +8,7 @@
 //! # Layout
 //! - [`trace`]: the record of one chat turn ([`ChatTurnTraceResult`],
 //!   [`ToolCallRecord`], [`TokenUsage`], [`Intent`], [`StopReason`]).
+//! - [`diff`]: what changed in a turn's state between two checkpoints.
 //! - [`event`]: what a running turn reports as it goes ([`AgentEvent`]).
 //! - [`console`]: what the console shows besides traces: conversations,
 //!   messages, approvals, checkpoints, users, API errors.
@@ -20,12 +21,14 @@
 pub mod accounts;
 pub mod commerce;
 pub mod console;
+pub mod diff;
 pub mod event;
 pub mod trace;
 
 pub use accounts::*;
 pub use commerce::*;
 pub use console::*;
+pub use diff::*;
 pub use event::*;
 pub use trace::*;
 
