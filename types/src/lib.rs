@@ -9,6 +9,8 @@
 //! - [`trace`]: the record of one chat turn ([`ChatTurnTraceResult`],
 //!   [`ToolCallRecord`], [`TokenUsage`], [`Intent`], [`StopReason`]).
 //! - [`diff`]: what changed in a turn's state between two checkpoints.
+//! - [`overview`]: the supervisors' overview (turns, tools, approvals,
+//!   latency, tokens and cost per day).
 //! - [`event`]: what a running turn reports as it goes ([`AgentEvent`]).
 //! - [`console`]: what the console shows besides traces: conversations,
 //!   messages, approvals, checkpoints, users, API errors.
@@ -23,6 +25,7 @@ pub mod commerce;
 pub mod console;
 pub mod diff;
 pub mod event;
+pub mod overview;
 pub mod trace;
 
 pub use accounts::*;
@@ -30,6 +33,7 @@ pub use commerce::*;
 pub use console::*;
 pub use diff::*;
 pub use event::*;
+pub use overview::*;
 pub use trace::*;
 
 /// A point in time, always UTC, serialised as RFC 3339.
