@@ -1182,7 +1182,11 @@ async fn the_overview_is_for_supervisors_and_checks_its_window(pool: SqlitePool)
     )
     .await
     .error(StatusCode::FORBIDDEN, "forbidden");
-    for bad in ["/api/overview?days=0", "/api/overview?days=400", "/api/overview?days=x"] {
+    for bad in [
+        "/api/overview?days=0",
+        "/api/overview?days=400",
+        "/api/overview?days=x",
+    ] {
         let answer = send(
             &app,
             browser(Method::GET, bad, &supervisor)
@@ -1190,6 +1194,11 @@ async fn the_overview_is_for_supervisors_and_checks_its_window(pool: SqlitePool)
                 .unwrap(),
         )
         .await;
-        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{bad}: {}", answer.text);
+        assert_eq!(
+            answer.status,
+            StatusCode::BAD_REQUEST,
+            "{bad}: {}",
+            answer.text
+        );
     }
 }
