@@ -62,3 +62,49 @@ async fn llm_call_records_are_stored_with_the_turn_and_priced(pool: SqlitePool) 
     assert_eq!(last.output, done.reply);
     assert!(last.messages.iter().any(|m| m.role == "tool"));
 }
+
+#[sqlx::test(migrations = false)]
+async fn a_running_turn_has_a_detail_from_its_latest_checkpoint(pool: SqlitePool) {
+    let console = Console::new(
+        ready(Database::Sqlite(pool)).await,
+        ConsoleConfig {
+            // The reply streams slowly: the turn is seen mid-run.
+            demo_token_delay: Duration::from_millis(40),
+            ..ConsoleConfig::for_tests()
+        },
+    )
+    .await
+    .unwrap();
+    let gid = console
+        .send_message(&agent(), "studio-live", "Where is my order ORD-123?")
+        .await
+        .unwrap();
+    let live = loop {
+        match console.turn_detail(&gid).await {
+            Ok(detail) if detail.checkpoints.iter().any(|c| c.node == "tools") => break detail,
+            _ => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    };
+    assert_eq!(live.trace.graph_execution_id, gid);
+    assert_eq!(live.trace.stop_reason, None, "still running");
+    assert!(!live.trace.llm_call_records.is_empty());
+    // Once it ends, the stored trace is the detail.
+    let done = loop {
+        let detail = console.turn_detail(&gid).await.unwrap();
+        if detail.trace.stop_reason.is_some() {
+            break detail;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(!done.trace.reply.is_empty());
+    assert!(done.checkpoints.len() > live.checkpoints.len());
+    // An unknown turn is still a 404.
+    assert_eq!(
+        console
+            .turn_detail("no-such-turn")
+            .await
+            .unwrap_err()
+            .status_code(),
+        404
+    );
+}
