@@ -203,3 +203,54 @@ fn Charts(overview: Overview) -> impl IntoView {
         </div>
     }
 }
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::*;
+    use aics_types::{ApprovalStats, DayStats, LatencyStats, ToolUsage};
+
+    #[test]
+    fn the_charts_render_the_figures_and_one_bar_per_day() {
+        let overview = Overview {
+            days: 2,
+            per_day: vec![
+                DayStats {
+                    day: "2026-12-01".into(),
+                    turns: 3,
+                    cost_usd: 0.5,
+                    p50_ms: Some(10),
+                    p95_ms: Some(20),
+                    ..DayStats::default()
+                },
+                DayStats {
+                    day: "2026-12-02".into(),
+                    ..DayStats::default()
+                },
+            ],
+            tools: vec![ToolUsage {
+                tool: "order_query".into(),
+                calls: 3,
+                errors: 1,
+            }],
+            approvals: ApprovalStats {
+                approved: 3,
+                rejected: 1,
+                approval_rate: Some(0.75),
+                mean_decision_ms: Some(1500.0),
+                ..ApprovalStats::default()
+            },
+            latency: LatencyStats {
+                turns: 3,
+                p50_ms: Some(10),
+                p95_ms: Some(20),
+            },
+        };
+        let html = Owner::new().with(|| view! { <Charts overview/> }.to_html());
+        assert!(html.contains("75% (3 of 4)"), "{html}");
+        assert!(html.contains("1.5 s"));
+        assert!(html.contains("10 ms / 20 ms"));
+        assert!(html.contains("$0.5000"));
+        // Two days in each per-day chart, one tool: 4 × 2 + 1 bars.
+        assert_eq!(html.matches("data-testid=\"bar\"").count(), 9);
+    }
+}

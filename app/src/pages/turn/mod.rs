@@ -13,6 +13,8 @@ mod llm_call;
 pub mod model;
 mod path;
 mod step;
+#[cfg(all(test, feature = "ssr"))]
+mod tests;
 
 use aics_types::{CheckpointView, StopReason, TurnDetail};
 use leptos::prelude::*;
