@@ -5,14 +5,19 @@
 //! (or [`Streamed::Reasoning`] for reasoning deltas and planning output)
 //! while folding the chunks into one [`ModelResponse`], and bounds the wait
 //! for each chunk so a stalled provider ends the call with
-//! [`ModelError::Timeout`] instead of hanging.
+//! [`ModelError::Timeout`] instead of hanging. [`stream_call_timed`] also
+//! measures the call (latency, time to the first chunk), and
+//! [`sent_messages`] / [`tool_choice_name`] / [`finish_name`] turn the
+//! request and response into the words of an [`aics_types::LlmCallRecord`].
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use aics_types::{LlmMessage, LlmToolCall};
 use futures::{FutureExt, StreamExt};
 
 use crate::model::{
-    ChatModel, ModelChunk, ModelError, ModelRequest, ModelResponse, ResponseBuilder,
+    ChatModel, FinishReason, Message, ModelChunk, ModelError, ModelRequest, ModelResponse,
+    ResponseBuilder, ToolCall, ToolChoice,
 };
 
 /// How the text of a call is shown while it streams.
@@ -35,6 +40,15 @@ pub enum Streamed {
     Reasoning(String),
 }
 
+/// How long one call took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallTiming {
+    /// From the request to the end of the stream (or the error).
+    pub latency: Duration,
+    /// From the request to the first chunk of any kind; `None` when none came.
+    pub first_chunk: Option<Duration>,
+}
+
 /// Runs one model call to its end, handing streamed text to `on_text`.
 /// `idle_timeout` bounds the wait for the stream and for each next chunk.
 pub async fn stream_call(
@@ -43,6 +57,47 @@ pub async fn stream_call(
     route: TokenRoute,
     idle_timeout: Duration,
     on_text: &mut (dyn FnMut(Streamed) + Send),
+) -> Result<ModelResponse, ModelError> {
+    stream_call_timed(model, request, route, idle_timeout, on_text)
+        .await
+        .0
+}
+
+/// [`stream_call`], and how long the call took.
+pub async fn stream_call_timed(
+    model: &dyn ChatModel,
+    request: ModelRequest,
+    route: TokenRoute,
+    idle_timeout: Duration,
+    on_text: &mut (dyn FnMut(Streamed) + Send),
+) -> (Result<ModelResponse, ModelError>, CallTiming) {
+    let started = Instant::now();
+    let mut first_chunk = None;
+    let result = call_inner(
+        model,
+        request,
+        route,
+        idle_timeout,
+        on_text,
+        &mut first_chunk,
+        started,
+    )
+    .await;
+    let timing = CallTiming {
+        latency: started.elapsed(),
+        first_chunk,
+    };
+    (result, timing)
+}
+
+async fn call_inner(
+    model: &dyn ChatModel,
+    request: ModelRequest,
+    route: TokenRoute,
+    idle_timeout: Duration,
+    on_text: &mut (dyn FnMut(Streamed) + Send),
+    first_chunk: &mut Option<Duration>,
+    started: Instant,
 ) -> Result<ModelResponse, ModelError> {
     let timed_out = || ModelError::Timeout(format!("no data for {} ms", idle_timeout.as_millis()));
     let mut stream = tokio::time::timeout(idle_timeout, model.stream(request))
@@ -61,6 +116,9 @@ pub async fn stream_call(
         };
         let Some(chunk) = next else { break };
         let chunk = chunk?;
+        if first_chunk.is_none() {
+            *first_chunk = Some(started.elapsed());
+        }
         // Text is appended here rather than through the builder so that the
         // delta can be moved to the caller instead of copied.
         match (chunk, route) {
@@ -89,6 +147,83 @@ pub async fn stream_call(
     let mut response = builder.finish();
     response.content = content;
     Ok(response)
+}
+
+/// The messages of a request as an LLM call record keeps them.
+pub fn sent_messages(messages: &[Message]) -> Vec<LlmMessage> {
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::System { content } => LlmMessage {
+                role: "system".into(),
+                content: content.clone(),
+                ..LlmMessage::default()
+            },
+            Message::User { content } => LlmMessage {
+                role: "user".into(),
+                content: content.clone(),
+                ..LlmMessage::default()
+            },
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => LlmMessage {
+                role: "assistant".into(),
+                content: content.clone(),
+                tool_calls: record_calls(tool_calls),
+                ..LlmMessage::default()
+            },
+            Message::Tool {
+                tool_call_id,
+                name,
+                content,
+            } => LlmMessage {
+                role: "tool".into(),
+                content: content.clone(),
+                tool_call_id: Some(tool_call_id.clone()),
+                name: Some(name.clone()),
+                ..LlmMessage::default()
+            },
+        })
+        .collect()
+}
+
+/// Tool calls as a record keeps them: our id, or the provider's before ours
+/// is given.
+pub fn record_calls(calls: &[ToolCall]) -> Vec<LlmToolCall> {
+    calls
+        .iter()
+        .map(|c| LlmToolCall {
+            id: if c.id.is_empty() {
+                c.provider_id.clone().unwrap_or_default()
+            } else {
+                c.id.clone()
+            },
+            name: c.name.clone(),
+            arguments: c.arguments.clone(),
+        })
+        .collect()
+}
+
+/// `auto`, `none`, `required` or the forced tool's name.
+pub fn tool_choice_name(choice: &ToolChoice) -> String {
+    match choice {
+        ToolChoice::Auto => "auto".into(),
+        ToolChoice::None => "none".into(),
+        ToolChoice::Required => "required".into(),
+        ToolChoice::Named(name) => name.clone(),
+    }
+}
+
+/// The finish reason in the provider's words.
+pub fn finish_name(finish: &FinishReason) -> String {
+    match finish {
+        FinishReason::Stop => "stop".into(),
+        FinishReason::ToolCalls => "tool_calls".into(),
+        FinishReason::Length => "length".into(),
+        FinishReason::ContentFilter => "content_filter".into(),
+        FinishReason::Other(other) => other.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -150,6 +285,56 @@ mod tests {
                 Streamed::Reply("lo".into())
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn the_timed_call_measures_the_first_chunk_and_the_whole_call() {
+        let model = Fixed(vec![ModelChunk::Text("hi".into())]);
+        let (result, timing) = stream_call_timed(
+            &model,
+            ModelRequest::default(),
+            TokenRoute::Silent,
+            Duration::from_secs(1),
+            &mut |_| {},
+        )
+        .await;
+        assert_eq!(result.unwrap().content, "hi");
+        let first = timing.first_chunk.expect("a chunk came");
+        assert!(first <= timing.latency);
+        let (_, none) = stream_call_timed(
+            &Fixed(Vec::new()),
+            ModelRequest::default(),
+            TokenRoute::Silent,
+            Duration::from_secs(1),
+            &mut |_| {},
+        )
+        .await;
+        assert_eq!(none.first_chunk, None);
+    }
+
+    #[test]
+    fn sent_messages_keep_roles_calls_and_tool_ids() {
+        let mut call = ToolCall::new("order_query", serde_json::json!({"order_id": "A1"}));
+        call.id = "call_ours".into();
+        let sent = sent_messages(&[
+            Message::system("sys"),
+            Message::user("where?"),
+            Message::Assistant {
+                content: String::new(),
+                tool_calls: vec![call],
+            },
+            Message::Tool {
+                tool_call_id: "call_ours".into(),
+                name: "order_query".into(),
+                content: "{}".into(),
+            },
+        ]);
+        let roles: Vec<_> = sent.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+        assert_eq!(sent[2].tool_calls[0].id, "call_ours");
+        assert_eq!(sent[3].tool_call_id.as_deref(), Some("call_ours"));
+        assert_eq!(tool_choice_name(&ToolChoice::Named("x".into())), "x");
+        assert_eq!(finish_name(&FinishReason::ToolCalls), "tool_calls");
     }
 
     #[tokio::test(start_paused = true)]

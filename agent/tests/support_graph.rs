@@ -967,3 +967,101 @@ async fn the_timeout_marker_ends_the_turn_after_the_demo_stall() {
     assert_eq!(trace.error.as_deref(), Some("the model provider timed out"));
     assert!(!events.is_empty());
 }
+
+#[tokio::test]
+async fn every_llm_call_is_recorded_with_what_was_sent_and_what_came_back() {
+    use aics_agent::model::{FinishReason, ModelChunk};
+    let model = Arc::new(ScriptedModel::new([
+        Scripted::Chunks(vec![
+            ModelChunk::Reasoning("The customer wants order ORD-123.".into()),
+            ModelChunk::ToolCallDelta {
+                index: 0,
+                id: Some("prov_1".into()),
+                name: Some("order_query".into()),
+                arguments: r#"{"order_id":"ORD-123"}"#.into(),
+            },
+            ModelChunk::Usage(aics_types::TokenUsage {
+                prompt_tokens: 50,
+                completion_tokens: 7,
+                total_tokens: 57,
+            }),
+            ModelChunk::Finish(FinishReason::ToolCalls),
+        ]),
+        Scripted::Text("It is on its way.".into()),
+    ]));
+    let f = fixture(model, fake_tools(), SupportConfig::default());
+    let (trace, _) = turn(&f.agent, TurnInput::new("s-rec", "where is ORD-123?")).await;
+    assert_eq!(trace.llm_call_records.len(), 2);
+    assert_eq!(trace.llm_call_records.len() as u32, trace.llm_calls);
+
+    let first = &trace.llm_call_records[0];
+    assert_eq!(first.node, "agent");
+    assert_eq!(first.purpose, "answer");
+    assert_eq!(first.model, "scripted");
+    assert_eq!(first.protocol, "native");
+    assert_eq!(first.tool_choice, "auto");
+    assert!(first.tools.contains(&"order_query".to_string()));
+    // As sent: the rendered system prompt first, the customer's message last.
+    assert_eq!(first.messages[0].role, "system");
+    assert_eq!(
+        first.messages.last().map(|m| m.content.as_str()),
+        Some("where is ORD-123?")
+    );
+    assert_eq!(first.reasoning, "The customer wants order ORD-123.");
+    assert_eq!(first.finish_reason.as_deref(), Some("tool_calls"));
+    assert_eq!(first.usage.prompt_tokens, 50);
+    // The call carries our id, the one the tool record has.
+    assert_eq!(first.tool_calls.len(), 1);
+    assert_eq!(first.tool_calls[0].id, trace.tool_calls[0].id);
+    assert!(first.ttft_ms.is_some());
+    assert!(first.ttft_ms.unwrap_or_default() <= first.latency_ms);
+    assert_eq!(first.cost_usd, None, "priced by the service");
+
+    let second = &trace.llm_call_records[1];
+    assert_eq!(second.output, "It is on its way.");
+    assert!(second.step > first.step);
+    // The second call was sent the tool result.
+    assert!(second
+        .messages
+        .iter()
+        .any(|m| m.role == "tool"
+            && m.tool_call_id.as_deref() == Some(trace.tool_calls[0].id.as_str())));
+
+    // A failed call is recorded with its short error.
+    let failing = Arc::new(ScriptedModel::new([Scripted::Fail(ModelError::Timeout(
+        "slow".into(),
+    ))]));
+    let f = fixture(failing, fake_tools(), SupportConfig::default());
+    let (trace, _) = turn(&f.agent, TurnInput::new("s-rec2", "hello")).await;
+    assert_eq!(trace.llm_call_records.len(), 1);
+    assert_eq!(
+        trace.llm_call_records[0].error.as_deref(),
+        Some("the model provider timed out")
+    );
+}
+
+#[tokio::test]
+async fn the_json_plan_records_its_planning_call_with_the_planned_tool() {
+    let f = demo(SupportConfig {
+        protocol: PlanProtocol::JsonPlan,
+        ..SupportConfig::default()
+    });
+    let (trace, _) = turn(
+        &f.agent,
+        TurnInput::new("s-plan", "where is order ORD-123?"),
+    )
+    .await;
+    let purposes: Vec<&str> = trace
+        .llm_call_records
+        .iter()
+        .map(|r| r.purpose.as_str())
+        .collect();
+    assert_eq!(purposes.first(), Some(&"plan"));
+    assert_eq!(purposes.last(), Some(&"answer"));
+    let planned = &trace.llm_call_records[0];
+    assert_eq!(planned.protocol, "json_plan");
+    assert!(planned.tools.is_empty(), "the tools are in the prompt");
+    if let Some(call) = planned.tool_calls.first() {
+        assert_eq!(call.id, trace.tool_calls[0].id);
+    }
+}

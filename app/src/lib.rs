@@ -11,7 +11,9 @@
 //!     ([`pages::console::state`]).
 //!   - [`pages::approvals`]: `/approvals`, the supervisors' live queue and
 //!     the record of decisions.
-//!   - [`pages::turn`]: `/turns/{id}`, one turn's step history.
+//!   - [`pages::turn`]: `/turns/{id}`, one turn's step history: its path,
+//!     each step's state diff, LLM calls and tool calls, live.
+//!   - [`pages::overview`]: `/overview`, the supervisors' charts.
 //!   - [`pages::login`]: `/login`, the sign-in form.
 //!   - [`pages::account`]: `/account`, one's own password and sessions.
 //!   - [`pages::accounts`]: `/accounts`, the supervisors' named accounts
@@ -101,6 +103,11 @@ pub fn App() -> impl IntoView {
                     <Route
                         path=StaticSegment("accounts")
                         view=pages::accounts::AccountsPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=StaticSegment("overview")
+                        view=pages::overview::OverviewPage
                         ssr=SsrMode::Async
                     />
                     <Route

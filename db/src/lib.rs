@@ -32,6 +32,8 @@
 //!   counted here so that every instance shares them.
 //! - [`audit`]: the audit log of account changes, decisions and
 //!   cancellations.
+//! - [`overview`]: the supervisors' overview (turns, tools, approvals,
+//!   latency, tokens and cost per day), counted by SQL.
 //! - [`memories`]: long-term memory per customer and [`SqlMemoryStore`].
 //! - [`checkpoints`]: every node of every run and [`SqlCheckpointer`].
 //! - [`group_commit`]: the one writer that runs the checkpoint writes of
@@ -118,6 +120,7 @@ pub mod checkpoints;
 pub mod commerce;
 pub mod group_commit;
 pub mod memories;
+pub mod overview;
 pub mod passwords;
 pub mod relay;
 pub mod runs;

@@ -59,6 +59,7 @@ on_both_databases!(
     group_commit_keeps_every_callers_write,
     group_commit_fails_only_the_caller_whose_row_fails,
     a_turn_begins_all_at_once_or_not_at_all,
+    overview_counts_turns_tools_approvals_latency_and_cost,
 );
 
 /// Says plainly what is missing instead of letting every PostgreSQL test

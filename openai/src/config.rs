@@ -21,6 +21,9 @@ use aics_agent::PlanProtocol;
 use aics_types::TokenUsage;
 use serde::{Deserialize, Serialize};
 
+/// The `max_tokens` sent when a provider's config does not say.
+pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+
 /// One OpenAI-compatible endpoint and the model to call there.
 ///
 /// `Debug` prints neither the API key nor the values of the extra headers,
@@ -41,6 +44,9 @@ pub struct OpenAiConfig {
     /// The model name as the server knows it (`gpt-4o-mini`, `deepseek-chat`).
     pub model: String,
     pub temperature: Option<f32>,
+    /// The most tokens one call may generate: 1024 by default, so a small
+    /// local model cannot generate until the idle timeout; 0 sends none
+    /// (the server's own limit applies).
     pub max_tokens: Option<u32>,
     pub timeouts: Timeouts,
     pub retries: RetryPolicy,
@@ -62,7 +68,7 @@ impl Default for OpenAiConfig {
             api_key_env: None,
             model: "gpt-4o-mini".into(),
             temperature: None,
-            max_tokens: None,
+            max_tokens: Some(DEFAULT_MAX_TOKENS),
             timeouts: Timeouts::default(),
             retries: RetryPolicy::default(),
             headers: BTreeMap::new(),
@@ -223,10 +229,11 @@ impl ProviderConfig {
         }
     }
 
-    /// The cost of `usage`, when the provider has a price.
+    /// The cost of `usage`, when the provider has a price (the demo model
+    /// is free: zero).
     pub fn cost_usd(&self, usage: &TokenUsage) -> Option<f64> {
         match self {
-            Self::Demo => None,
+            Self::Demo => Some(0.0),
             Self::Openai(config) => config.cost_usd(usage),
         }
     }

@@ -127,6 +127,46 @@ impl ChunkDecoder {
     }
 }
 
+/// Decodes the JSON body of an unstreamed completion (`stream: false`, the
+/// fallback for servers that refuse tools while streaming) into the chunks a
+/// stream would have carried: the whole reply as one text chunk, each tool
+/// call as one delta, then the finish reason and the usage.
+pub(crate) fn decode_completion(body: &str) -> Result<Vec<ModelChunk>, ModelError> {
+    let completion: WireCompletion = serde_json::from_str(body.trim()).map_err(|err| {
+        ModelError::Protocol(format!(
+            "an unstreamed completion did not parse ({err}): {}",
+            summarize_text(body, None)
+        ))
+    })?;
+    if let Some(error) = completion.error.filter(|e| !e.is_null()) {
+        let message = json_message(&serde_json::json!({ "error": error }))
+            .unwrap_or_else(|| error.to_string());
+        return Err(ModelError::Other(format!(
+            "the model server reported an error: {}",
+            summarize_text(&message, None)
+        )));
+    }
+    let mut decoder = ChunkDecoder::default();
+    let mut out = Vec::new();
+    let choice = completion
+        .choices
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c.index.unwrap_or(0) == 0)
+        .ok_or_else(|| ModelError::Protocol("an unstreamed completion had no choice".into()))?;
+    if let Some(message) = choice.message {
+        decoder.decode_delta(message, &mut out);
+    }
+    match choice.finish_reason.as_deref().map(str::trim) {
+        None | Some("") | Some("null") => {}
+        Some(reason) => out.push(ModelChunk::Finish(finish_reason(reason))),
+    }
+    if let Some(usage) = completion.usage.and_then(WireUsage::into_usage) {
+        out.push(ModelChunk::Usage(usage));
+    }
+    Ok(out)
+}
+
 fn push_tool_delta(
     out: &mut Vec<ModelChunk>,
     index: usize,
@@ -169,6 +209,21 @@ struct WireChunk {
     choices: Option<Vec<WireChoice>>,
     usage: Option<WireUsage>,
     error: Option<Value>,
+}
+
+/// A whole (unstreamed) completion: the message in place of the delta.
+#[derive(Debug, Deserialize)]
+struct WireCompletion {
+    choices: Option<Vec<WireMessageChoice>>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireMessageChoice {
+    index: Option<u64>,
+    message: Option<WireDelta>,
+    finish_reason: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -375,6 +430,42 @@ mod tests {
         assert!(matches!(
             d.decode(r#"{"error":{"message":"model overloaded","code":503}}"#),
             Err(ModelError::Other(m)) if m.contains("model overloaded")
+        ));
+    }
+
+    #[test]
+    fn an_unstreamed_completion_becomes_the_chunks_of_a_stream() {
+        let body = r#"{"id":"x","object":"chat.completion","choices":[{"index":0,
+            "message":{"role":"assistant","content":null,"reasoning_content":"think",
+            "tool_calls":[{"id":"call_1","type":"function","function":{"name":"order_query",
+            "arguments":"{\"order_id\": \"A1\"}"}}]},"finish_reason":"tool_calls"}],
+            "usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}"#;
+        let chunks = decode_completion(body).expect("parses");
+        assert_eq!(
+            chunks,
+            vec![
+                ModelChunk::Reasoning("think".into()),
+                ModelChunk::ToolCallDelta {
+                    index: 0,
+                    id: Some("call_1".into()),
+                    name: Some("order_query".into()),
+                    arguments: "{\"order_id\": \"A1\"}".into(),
+                },
+                ModelChunk::Finish(FinishReason::ToolCalls),
+                ModelChunk::Usage(TokenUsage {
+                    prompt_tokens: 10,
+                    completion_tokens: 5,
+                    total_tokens: 15
+                }),
+            ]
+        );
+        assert!(matches!(
+            decode_completion(r#"{"error":{"message":"nope"}}"#),
+            Err(ModelError::Other(m)) if m.contains("nope")
+        ));
+        assert!(matches!(
+            decode_completion("not json"),
+            Err(ModelError::Protocol(_))
         ));
     }
 }

@@ -7,9 +7,19 @@
 //! breaks before it is retried too) → hand back a stream that reads the
 //! events with the first-token, idle and total timeouts. Nothing is retried
 //! once the stream is handed back: a chunk may already have reached the user.
+//!
+//! Some servers refuse tools while streaming (llama-cpp-python answers
+//! `tool_choice: "auto"` with `stream: true` by an error, or by an empty
+//! stream). Such a refusal, when tools were sent, is not retried: the call
+//! is made again unstreamed (`stream: false`, the reply arriving as one
+//! chunk), and the provider remembers it, so its later calls with tools go
+//! unstreamed straight away. Calls without tools keep streaming.
 
 use std::fmt;
+use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use aics_agent::model::{ChatModel, ModelError, ModelRequest, ModelStream};
@@ -27,9 +37,9 @@ use tokio::time::{timeout_at, Instant};
 use aics_agent::PlanProtocol;
 
 use crate::config::{OpenAiConfig, RetryPolicy};
-use crate::decode::{ChunkDecoder, Decoded};
+use crate::decode::{decode_completion, ChunkDecoder, Decoded};
 use crate::error::{summarize_body, summarize_text, OpenAiError};
-use crate::request::chat_body;
+use crate::request::{chat_body, unstreamed_body};
 
 /// The server-sent events of a response body.
 type EventResult = Result<Event, EventStreamError<reqwest::Error>>;
@@ -37,6 +47,9 @@ type Events = Pin<Box<dyn Stream<Item = EventResult> + Send>>;
 
 /// How much of an error body is read to summarize it.
 const MAX_ERROR_BODY_BYTES: usize = 8 * 1024;
+
+/// How much of an unstreamed completion is read.
+const MAX_COMPLETION_BYTES: usize = 4 * 1024 * 1024;
 
 /// A chat model behind an OpenAI-compatible `/chat/completions` endpoint.
 ///
@@ -62,6 +75,9 @@ pub struct OpenAiCompatible {
     headers: HeaderMap,
     /// The resolved key, kept only to mask it in error messages.
     api_key: Option<String>,
+    /// The server refused tools while streaming once: calls with tools go
+    /// unstreamed from then on. Shared by the clones of this provider.
+    unstreamed_tools: Arc<AtomicBool>,
 }
 
 impl fmt::Debug for OpenAiCompatible {
@@ -122,7 +138,14 @@ impl OpenAiCompatible {
             client,
             headers,
             api_key,
+            unstreamed_tools: Arc::new(AtomicBool::new(false)),
         })
+    }
+
+    /// Whether this provider's calls with tools go unstreamed, because its
+    /// server refused tools while streaming.
+    pub fn tools_unstreamed(&self) -> bool {
+        self.unstreamed_tools.load(Ordering::Relaxed)
     }
 
     /// The config this provider was built from.
@@ -141,7 +164,14 @@ impl OpenAiCompatible {
     }
 
     /// One attempt: the request and its status. `Ok` hands back the stream.
-    async fn attempt(&self, body: &Value, deadline: Instant) -> Result<ModelStream, Failure> {
+    /// `tools_sent`: the body has tools, so a refusal to stream them is
+    /// told apart ([`Failure::refused`]).
+    async fn attempt(
+        &self,
+        body: &Value,
+        deadline: Instant,
+        tools_sent: bool,
+    ) -> Result<ModelStream, Failure> {
         let timeouts = self.config.timeouts;
         let first_deadline = deadline.min(Instant::now() + timeouts.first_token);
         let send = self
@@ -168,19 +198,9 @@ impl OpenAiCompatible {
 
         let status = response.status();
         if !status.is_success() {
-            let retry_after = retry_after(response.headers());
-            let body = timeout_at(first_deadline, read_limited(response))
-                .await
-                .unwrap_or_default();
-            let error = ModelError::Status {
-                status: status.as_u16(),
-                message: summarize_body(&body, self.api_key.as_deref()),
-            };
-            return Err(if is_retryable(status) {
-                Failure::retry(error, retry_after)
-            } else {
-                Failure::fatal(error)
-            });
+            return Err(self
+                .status_failure(response, first_deadline, tools_sent)
+                .await);
         }
         // A server that ignored `stream: true` (or reports an error with a
         // 200) answers JSON, which would otherwise look like an empty stream.
@@ -190,13 +210,20 @@ impl OpenAiCompatible {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.trim_start().starts_with("application/json"));
         if is_json {
-            let body = timeout_at(first_deadline, read_limited(response))
+            let body = timeout_at(first_deadline, read_limited(response, MAX_ERROR_BODY_BYTES))
                 .await
                 .unwrap_or_default();
-            return Err(Failure::fatal(ModelError::Protocol(format!(
+            let error = ModelError::Protocol(format!(
                 "expected a stream of server-sent events, got JSON: {}",
                 summarize_body(&body, self.api_key.as_deref())
-            ))));
+            ));
+            // With tools, a server that will not stream them may say so in
+            // a JSON body: the unstreamed call is worth making.
+            return Err(if tools_sent {
+                Failure::refused(error)
+            } else {
+                Failure::fatal(error)
+            });
         }
 
         // Waits for the first event here, not in the stream: a connection
@@ -211,6 +238,14 @@ impl OpenAiCompatible {
                     timeouts.total,
                 )))
             }
+            // A server that raises while it streams tools (llama-cpp-python
+            // behind some ASGI stacks) breaks the body before any event.
+            Ok(Some(Err(EventStreamError::Transport(err)))) if tools_sent => {
+                return Err(Failure::refused(ModelError::Connect(format!(
+                    "the connection broke before the first event of a request with tools: {}",
+                    error_chain(&err)
+                ))))
+            }
             Ok(Some(Err(EventStreamError::Transport(err)))) => {
                 return Err(Failure::retry(
                     ModelError::Connect(format!(
@@ -220,9 +255,114 @@ impl OpenAiCompatible {
                     None,
                 ))
             }
+            // llama-cpp-python closes an empty stream when it refuses tools
+            // while streaming.
+            Ok(None) if tools_sent => {
+                return Err(Failure::refused(ModelError::Protocol(
+                    "the server closed an empty stream to a request with tools".into(),
+                )))
+            }
             Ok(first) => first,
         };
         Ok(self.chunks(first, events, first_deadline, deadline))
+    }
+
+    /// The failure an error status stands for: a refusal of tools while
+    /// streaming, a retryable one (429, 5xx) or a fatal one.
+    async fn status_failure(
+        &self,
+        response: Response,
+        limit: Instant,
+        tools_sent: bool,
+    ) -> Failure {
+        let status = response.status();
+        let retry_after = retry_after(response.headers());
+        let body = timeout_at(limit, read_limited(response, MAX_ERROR_BODY_BYTES))
+            .await
+            .unwrap_or_default();
+        let message = summarize_body(&body, self.api_key.as_deref());
+        let refused = tools_sent && refuses_streamed_tools(status, &message);
+        let error = ModelError::Status {
+            status: status.as_u16(),
+            message,
+        };
+        if refused {
+            Failure::refused(error)
+        } else if is_retryable(status) {
+            Failure::retry(error, retry_after)
+        } else {
+            Failure::fatal(error)
+        }
+    }
+
+    /// One unstreamed attempt (`stream: false`): the whole completion, read
+    /// within the total deadline (nothing arrives before the model is done),
+    /// handed back as the chunks a stream would have carried.
+    async fn attempt_unstreamed(
+        &self,
+        body: &Value,
+        deadline: Instant,
+    ) -> Result<ModelStream, Failure> {
+        let mut headers = self.headers.clone();
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        let send = self
+            .client
+            .post(self.endpoint.clone())
+            .headers(headers)
+            .json(body)
+            .send();
+        let total = self.config.timeouts.total;
+        let response = match timeout_at(deadline, send).await {
+            Err(_) => return Err(Failure::fatal(total_timeout(total))),
+            Ok(Err(err)) => {
+                return Err(Failure::retry(ModelError::Connect(error_chain(&err)), None))
+            }
+            Ok(Ok(response)) => response,
+        };
+        if !response.status().is_success() {
+            return Err(self.status_failure(response, deadline, false).await);
+        }
+        let body = timeout_at(deadline, read_limited(response, MAX_COMPLETION_BYTES))
+            .await
+            .map_err(|_| Failure::fatal(total_timeout(total)))?;
+        let chunks = decode_completion(&String::from_utf8_lossy(&body)).map_err(Failure::fatal)?;
+        Ok(futures::stream::iter(chunks.into_iter().map(Ok)).boxed())
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or the retries or
+    /// the time run out (a refusal is never retried).
+    async fn with_retries<F, Fut>(
+        &self,
+        deadline: Instant,
+        attempt: F,
+    ) -> Result<ModelStream, Failure>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<ModelStream, Failure>>,
+    {
+        let policy = self.config.retries;
+        let mut retry = 0;
+        loop {
+            let failure = match attempt().await {
+                Ok(stream) => return Ok(stream),
+                Err(failure) => failure,
+            };
+            if !failure.retryable || retry >= policy.max_retries {
+                if !failure.refused {
+                    tracing::warn!(error = %failure.error, retries = retry, "model call failed");
+                }
+                return Err(failure);
+            }
+            let wait = backoff(&policy, retry, failure.retry_after);
+            if Instant::now() + wait >= deadline {
+                tracing::warn!(error = %failure.error, "model call failed; no time left to retry");
+                return Err(failure);
+            }
+            retry += 1;
+            tracing::warn!(error = %failure.error, retry, wait_ms = wait.as_millis() as u64,
+                "model call failed; retrying");
+            tokio::time::sleep(wait).await;
+        }
     }
 
     /// The stream of chunks of a successful response.
@@ -345,35 +485,55 @@ impl ChatModel for OpenAiCompatible {
     #[tracing::instrument(skip_all, fields(model = %self.config.model))]
     async fn stream(&self, request: ModelRequest) -> Result<ModelStream, ModelError> {
         let deadline = Instant::now() + self.config.timeouts.total;
+        let tools_sent = self.config.protocol == PlanProtocol::Native && !request.tools.is_empty();
+        let unstreamed = || async {
+            let body = unstreamed_body(&self.config, &request);
+            self.with_retries(deadline, || self.attempt_unstreamed(&body, deadline))
+                .await
+                .map_err(|failure| failure.error)
+        };
+        if tools_sent && self.tools_unstreamed() {
+            return unstreamed().await;
+        }
         let body = chat_body(&self.config, &request);
-        let policy = self.config.retries;
-        let mut retry = 0;
-        loop {
-            let failure = match self.attempt(&body, deadline).await {
-                Ok(stream) => return Ok(stream),
-                Err(failure) => failure,
-            };
-            if !failure.retryable || retry >= policy.max_retries {
-                tracing::warn!(error = %failure.error, retries = retry, "model call failed");
-                return Err(failure.error);
+        match self
+            .with_retries(deadline, || self.attempt(&body, deadline, tools_sent))
+            .await
+        {
+            Ok(stream) => Ok(stream),
+            Err(failure) if failure.refused => {
+                self.unstreamed_tools.store(true, Ordering::Relaxed);
+                tracing::warn!(model = %self.config.model, error = %failure.error,
+                    "the server refused tools while streaming; this provider's calls with \
+                     tools go unstreamed from now on");
+                unstreamed().await
             }
-            let wait = backoff(&policy, retry, failure.retry_after);
-            if Instant::now() + wait >= deadline {
-                tracing::warn!(error = %failure.error, "model call failed; no time left to retry");
-                return Err(failure.error);
-            }
-            retry += 1;
-            tracing::warn!(error = %failure.error, retry, wait_ms = wait.as_millis() as u64,
-                "model call failed; retrying");
-            tokio::time::sleep(wait).await;
+            Err(failure) => Err(failure.error),
         }
     }
+}
+
+/// Whether an error answer to a streamed request with tools is the server
+/// refusing to stream tool calls ("Automatic streaming tool choice is not
+/// supported"): a 4xx other than auth, not-found and rate limits, or a 5xx,
+/// whose message speaks of streaming or of the tool choice.
+fn refuses_streamed_tools(status: StatusCode, message: &str) -> bool {
+    let status_fits = status.is_server_error()
+        || (status.is_client_error() && !matches!(status.as_u16(), 401 | 403 | 404 | 408 | 429));
+    let message = message.to_ascii_lowercase();
+    status_fits
+        && (message.contains("stream")
+            || message.contains("tool_choice")
+            || message.contains("tool choice"))
 }
 
 /// A failed attempt and whether another one may help.
 struct Failure {
     error: ModelError,
     retryable: bool,
+    /// The server refused tools while streaming: never retried as such,
+    /// the call goes unstreamed instead.
+    refused: bool,
     /// The server's `Retry-After`, in seconds.
     retry_after: Option<Duration>,
 }
@@ -383,6 +543,7 @@ impl Failure {
         Self {
             error,
             retryable: true,
+            refused: false,
             retry_after,
         }
     }
@@ -391,6 +552,16 @@ impl Failure {
         Self {
             error,
             retryable: false,
+            refused: false,
+            retry_after: None,
+        }
+    }
+
+    fn refused(error: ModelError) -> Self {
+        Self {
+            error,
+            retryable: false,
+            refused: true,
             retry_after: None,
         }
     }
@@ -447,16 +618,16 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
 }
 
-/// At most [`MAX_ERROR_BODY_BYTES`] of a body: an error page can be large.
-async fn read_limited(mut response: Response) -> Vec<u8> {
+/// At most `limit` bytes of a body: an error page can be large.
+async fn read_limited(mut response: Response, limit: usize) -> Vec<u8> {
     let mut body = Vec::new();
-    while body.len() < MAX_ERROR_BODY_BYTES {
+    while body.len() < limit {
         match response.chunk().await {
             Ok(Some(bytes)) => body.extend_from_slice(&bytes),
             _ => break,
         }
     }
-    body.truncate(MAX_ERROR_BODY_BYTES);
+    body.truncate(limit);
     body
 }
 
@@ -555,6 +726,29 @@ mod tests {
             backoff(&policy, 0, Some(Duration::from_secs(30))),
             Duration::from_secs(1)
         );
+    }
+
+    #[test]
+    fn refusals_of_streamed_tools_are_told_apart() {
+        let refusal = "Automatic streaming tool choice is not supported";
+        assert!(refuses_streamed_tools(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            refusal
+        ));
+        assert!(refuses_streamed_tools(StatusCode::BAD_REQUEST, refusal));
+        assert!(refuses_streamed_tools(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "tool_choice 'auto' requires stream=false"
+        ));
+        assert!(!refuses_streamed_tools(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "CUDA out of memory"
+        ));
+        assert!(!refuses_streamed_tools(StatusCode::UNAUTHORIZED, refusal));
+        assert!(!refuses_streamed_tools(
+            StatusCode::TOO_MANY_REQUESTS,
+            refusal
+        ));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The JSON body of a streamed chat-completions request, in OpenAI's shape.
+//! The JSON body of a chat-completions request, in OpenAI's shape: streamed,
+//! or unstreamed for servers that refuse tools while streaming.
 
 use std::collections::HashMap;
 
@@ -12,7 +13,18 @@ use crate::config::OpenAiConfig;
 /// The body for `request`: model, messages, tools and tool_choice (native
 /// protocol only), sampling options, `stream: true` and
 /// `stream_options.include_usage` so that the last chunk carries the usage.
+/// `max_tokens` is sent unless the config sets it to 0.
 pub fn chat_body(config: &OpenAiConfig, request: &ModelRequest) -> Value {
+    body(config, request, true)
+}
+
+/// The same body with `stream: false` and no `stream_options`: the fallback
+/// for a server that refuses tools while streaming (llama-cpp-python).
+pub fn unstreamed_body(config: &OpenAiConfig, request: &ModelRequest) -> Value {
+    body(config, request, false)
+}
+
+fn body(config: &OpenAiConfig, request: &ModelRequest, stream: bool) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(config.model));
     // A tool message names its call by our id; the provider knows the call
@@ -49,11 +61,13 @@ pub fn chat_body(config: &OpenAiConfig, request: &ModelRequest) -> Value {
     if let Some(temperature) = config.temperature {
         body.insert("temperature".into(), json!(temperature));
     }
-    if let Some(max_tokens) = config.max_tokens {
+    if let Some(max_tokens) = config.max_tokens.filter(|m| *m > 0) {
         body.insert("max_tokens".into(), json!(max_tokens));
     }
-    body.insert("stream".into(), Value::Bool(true));
-    body.insert("stream_options".into(), json!({ "include_usage": true }));
+    body.insert("stream".into(), Value::Bool(stream));
+    if stream {
+        body.insert("stream_options".into(), json!({ "include_usage": true }));
+    }
     Value::Object(body)
 }
 
@@ -186,6 +200,25 @@ mod tests {
         assert!(body.get("tools").is_none());
         assert!(body.get("tool_choice").is_none());
         assert_eq!(body["stream_options"]["include_usage"], true);
+        // max_tokens by default, so a small model cannot run on forever.
+        assert_eq!(body["max_tokens"], 1024);
+    }
+
+    #[test]
+    fn max_tokens_zero_sends_none_and_the_unstreamed_body_has_no_stream_options() {
+        let config = OpenAiConfig {
+            max_tokens: Some(0),
+            ..OpenAiConfig::default()
+        };
+        let request = ModelRequest {
+            messages: vec![Message::user("hi")],
+            ..ModelRequest::default()
+        };
+        assert!(chat_body(&config, &request).get("max_tokens").is_none());
+        let body = unstreamed_body(&OpenAiConfig::default(), &request);
+        assert_eq!(body["stream"], false);
+        assert!(body.get("stream_options").is_none());
+        assert_eq!(body["max_tokens"], 1024);
     }
 
     #[test]

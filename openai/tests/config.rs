@@ -128,7 +128,7 @@ fn cost_of_a_turn_from_the_price_table() {
     let cost = config.cost_usd(&usage).expect("priced");
     assert!((cost - 0.6).abs() < 1e-12, "{cost}");
     assert_eq!(OpenAiConfig::default().cost_usd(&usage), None);
-    assert_eq!(ProviderConfig::Demo.cost_usd(&usage), None);
+    assert_eq!(ProviderConfig::Demo.cost_usd(&usage), Some(0.0));
     assert_eq!(ProviderConfig::Openai(config).cost_usd(&usage), Some(cost));
 }
 

@@ -396,3 +396,36 @@ async fn a_follow_up_call_sends_assistant_tool_calls_and_tool_results() {
     // No key configured: no Authorization header at all.
     assert_eq!(server.requests()[0].header("authorization"), None);
 }
+
+/// Every recording in the fixtures folder parses: a new one is covered the
+/// moment it is added (no error, tool calls or text, a finish reason).
+#[tokio::test]
+async fn every_recorded_stream_in_the_fixtures_parses() {
+    let dir = support::fixtures_dir();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|err| panic!("reading {dir}: {err}"))
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".sse"))
+        .collect();
+    names.sort();
+    assert!(!names.is_empty(), "no recordings in {dir}");
+    for name in names {
+        let server = MockServer::start(vec![Reply::stream_in_pieces(&fixture(&name), 17)]).await;
+        let response = collect_response(
+            model(test_config(&server.base_url))
+                .stream(order_request())
+                .await
+                .unwrap_or_else(|err| panic!("{name}: {err}")),
+        )
+        .await
+        .unwrap_or_else(|err| panic!("{name}: {err}"));
+        assert!(
+            !response.tool_calls.is_empty() || !response.content.is_empty(),
+            "{name}: nothing parsed"
+        );
+        assert!(response.finish.is_some(), "{name}: no finish reason");
+        for call in &response.tool_calls {
+            assert!(call.arguments.is_object(), "{name}: {call:?}");
+        }
+    }
+}

@@ -120,6 +120,11 @@ pub struct LlmSettings {
     pub api_key: Option<SecretString>,
     #[serde(default)]
     pub model: Option<String>,
+    /// The most tokens one call of the active OpenAI-compatible provider may
+    /// generate (`AICS_LLM_MAX_TOKENS`; its own `max_tokens`, else 1024;
+    /// 0 sends none).
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
     /// Named providers (`kind = "demo"` or `kind = "openai"`, see aics-openai).
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
@@ -494,6 +499,7 @@ const ENV_KEYS: &[(&str, &str, bool)] = &[
     ("LLM_BASE_URL", "llm.base-url", true),
     ("LLM_API_KEY", "llm.api-key", true),
     ("LLM_MODEL", "llm.model", true),
+    ("LLM_MAX_TOKENS", "llm.max-tokens", false),
     ("ENGINE", "orchestration.engine", true),
     ("REACT_ENABLED", "orchestration.react-enabled", false),
     ("MAX_TOOL_LOOPS", "orchestration.max-tool-loops", false),
@@ -889,6 +895,9 @@ impl Settings {
             }
             if let Some(model) = &llm.model {
                 cfg.model = model.clone();
+            }
+            if let Some(max_tokens) = llm.max_tokens {
+                cfg.max_tokens = Some(max_tokens);
             }
             if !(cfg.base_url.starts_with("http://") || cfg.base_url.starts_with("https://")) {
                 return Err(invalid(

@@ -1156,3 +1156,49 @@ async fn shutdown_ends_the_event_streams(pool: SqlitePool) {
     app.shutdown.send(true).unwrap();
     assert!(stream.next().await.is_none(), "the stream ends on shutdown");
 }
+
+#[sqlx::test(migrations = false)]
+async fn the_overview_is_for_supervisors_and_checks_its_window(pool: SqlitePool) {
+    let app = app(pool).await;
+    let supervisor = sign_in(&app, "supervisor", "supervisor-pass").await;
+    let agent = sign_in(&app, "agent", "agent-pass").await;
+    let answer = send(
+        &app,
+        browser(Method::GET, "/api/overview?days=7", &supervisor)
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
+    let body = answer.json();
+    assert_eq!(body["days"], 7);
+    assert_eq!(body["perDay"].as_array().map(Vec::len), Some(7));
+    assert!(body["approvals"]["approvalRate"].is_null());
+    send(
+        &app,
+        browser(Method::GET, "/api/overview", &agent)
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await
+    .error(StatusCode::FORBIDDEN, "forbidden");
+    for bad in [
+        "/api/overview?days=0",
+        "/api/overview?days=400",
+        "/api/overview?days=x",
+    ] {
+        let answer = send(
+            &app,
+            browser(Method::GET, bad, &supervisor)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            StatusCode::BAD_REQUEST,
+            "{bad}: {}",
+            answer.text
+        );
+    }
+}

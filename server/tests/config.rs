@@ -226,3 +226,22 @@ fn invalid_settings_name_their_key() {
         assert!(message.contains(key), "{key:?} not named in: {message}");
     }
 }
+
+#[test]
+fn max_tokens_defaults_to_1024_and_the_environment_overrides_it() {
+    let openai = |env: &[(&str, &str)]| {
+        let mut all = vec![
+            ("AICS_LLM_PROVIDER", "openai"),
+            ("AICS_LLM_BASE_URL", "http://127.0.0.1:8000/v1"),
+            ("AICS_LLM_MODEL", "smollm2-135m"),
+        ];
+        all.extend_from_slice(env);
+        match load("", &all).unwrap().console_config().unwrap().provider {
+            ProviderConfig::Openai(cfg) => cfg.max_tokens,
+            other => panic!("expected openai, got {other:?}"),
+        }
+    };
+    assert_eq!(openai(&[]), Some(1024));
+    assert_eq!(openai(&[("AICS_LLM_MAX_TOKENS", "256")]), Some(256));
+    assert_eq!(openai(&[("AICS_LLM_MAX_TOKENS", "0")]), Some(0));
+}

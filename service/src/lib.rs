@@ -48,6 +48,7 @@ mod approvals;
 mod conversations;
 mod housekeeping;
 mod hub;
+mod overview;
 mod turns;
 
 use std::collections::HashMap;
@@ -75,6 +76,7 @@ pub use conversations::{EventStream, LiveEvent};
 pub use error::ServiceError;
 pub use hub::EventId;
 pub use metrics::OpenStreamGuard;
+pub use overview::{DEFAULT_OVERVIEW_DAYS, MAX_OVERVIEW_DAYS};
 pub use streams::StreamPermit;
 
 use hub::EventHub;

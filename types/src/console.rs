@@ -420,6 +420,7 @@ mod tests {
             cost_usd: None,
             error: None,
             started_at: at,
+            llm_call_records: Vec::new(),
         }
     }
 

@@ -8,6 +8,9 @@
 //! # Layout
 //! - [`trace`]: the record of one chat turn ([`ChatTurnTraceResult`],
 //!   [`ToolCallRecord`], [`TokenUsage`], [`Intent`], [`StopReason`]).
+//! - [`diff`]: what changed in a turn's state between two checkpoints.
+//! - [`overview`]: the supervisors' overview (turns, tools, approvals,
+//!   latency, tokens and cost per day).
 //! - [`event`]: what a running turn reports as it goes ([`AgentEvent`]).
 //! - [`console`]: what the console shows besides traces: conversations,
 //!   messages, approvals, checkpoints, users, API errors.
@@ -20,13 +23,17 @@
 pub mod accounts;
 pub mod commerce;
 pub mod console;
+pub mod diff;
 pub mod event;
+pub mod overview;
 pub mod trace;
 
 pub use accounts::*;
 pub use commerce::*;
 pub use console::*;
+pub use diff::*;
 pub use event::*;
+pub use overview::*;
 pub use trace::*;
 
 /// A point in time, always UTC, serialised as RFC 3339.

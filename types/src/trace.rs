@@ -199,4 +199,84 @@ pub struct ChatTurnTraceResult {
     #[serde(default)]
     pub error: Option<String>,
     pub started_at: Timestamp,
+    /// Every LLM call of the turn, in order, as it was sent and answered.
+    #[serde(default)]
+    pub llm_call_records: Vec<LlmCallRecord>,
+}
+
+/// One message of an LLM call, as it was sent (after prompt rendering).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmMessage {
+    /// `system`, `user`, `assistant` or `tool`.
+    pub role: String,
+    pub content: String,
+    /// The calls an assistant message asked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<LlmToolCall>,
+    /// The call a tool message answers (our id), and the tool's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// A tool call an LLM asked for (our id, the tool and its arguments).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// One LLM call of a turn: what was sent, what came back, how long it took
+/// and what it cost. Made by the `agent` node, checkpointed in the turn's
+/// state and stored with its trace (customer content: the conversation's
+/// retention and access apply).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmCallRecord {
+    /// The checkpoint step of the node that made the call.
+    pub step: u32,
+    /// The node that made it (`agent`).
+    pub node: String,
+    /// What the call was for: `answer` (native tool calling or the reply),
+    /// `plan` (the JSON-plan protocol's planning call).
+    pub purpose: String,
+    /// The provider and model, e.g. `demo` or `openai:gpt-4o-mini`.
+    pub model: String,
+    /// `native` or `json_plan`.
+    pub protocol: String,
+    pub messages: Vec<LlmMessage>,
+    /// The names of the tools offered (empty: none bound).
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// `auto`, `none`, `required` or the name of a forced tool.
+    #[serde(default)]
+    pub tool_choice: String,
+    /// The raw output text.
+    #[serde(default)]
+    pub output: String,
+    /// The reasoning text the model streamed (empty when none).
+    #[serde(default)]
+    pub reasoning: String,
+    #[serde(default)]
+    pub tool_calls: Vec<LlmToolCall>,
+    /// `stop`, `tool_calls`, `length`, ... as the provider said.
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    /// The short error sentence when the call failed.
+    #[serde(default)]
+    pub error: Option<String>,
+    pub started_at: Timestamp,
+    pub latency_ms: u64,
+    /// From the request to the first chunk of any kind.
+    #[serde(default)]
+    pub ttft_ms: Option<u64>,
+    #[serde(default)]
+    pub usage: TokenUsage,
+    /// At the provider's price; none when it has no price.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
 }

@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use aics_types::{Intent, StopReason, Timestamp, TokenUsage, ToolCallRecord, ToolCallStatus};
+use aics_types::{
+    Intent, LlmCallRecord, StopReason, Timestamp, TokenUsage, ToolCallRecord, ToolCallStatus,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -65,6 +67,10 @@ pub struct SupportState {
     pub memory_triggered: bool,
     pub llm_calls: u32,
     pub usage: TokenUsage,
+    /// Every LLM call of the turn, as sent and answered (the trace's
+    /// `llmCallRecords`).
+    #[serde(default)]
+    pub llm_call_records: Vec<LlmCallRecord>,
     /// The timeline of the turn's tool calls, keyed by tool-call id.
     pub tool_records: Vec<ToolCallRecord>,
     /// Supervisor decisions received, by tool-call id.
@@ -99,6 +105,7 @@ impl Default for SupportState {
             memory_triggered: false,
             llm_calls: 0,
             usage: TokenUsage::default(),
+            llm_call_records: Vec::new(),
             tool_records: Vec::new(),
             decisions: BTreeMap::new(),
             final_reply: String::new(),

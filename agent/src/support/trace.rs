@@ -79,6 +79,7 @@ pub fn build_trace(s: &SupportState, path: &[String], status: &RunStatus) -> Cha
         cost_usd: None,
         error: s.error.clone(),
         started_at: s.started_at,
+        llm_call_records: s.llm_call_records.clone(),
     }
 }
 

@@ -44,6 +44,7 @@ fn Header(session: Session) -> impl IntoView {
     };
     let in_approvals = move || path.with(|p| p == "/approvals").then_some("page");
     let in_accounts = move || path.with(|p| p == "/accounts").then_some("page");
+    let in_overview = move || path.with(|p| p == "/overview").then_some("page");
     let in_account = move || path.with(|p| p == "/account").then_some("page");
     let supervisor = session.is_supervisor();
     let model = session.model.clone();
@@ -82,6 +83,14 @@ fn Header(session: Session) -> impl IntoView {
                                 class=NAV_LINK
                             >
                                 "Accounts"
+                            </a>
+                            <a
+                                href="/overview"
+                                data-testid="nav-overview"
+                                aria-current=in_overview
+                                class=NAV_LINK
+                            >
+                                "Overview"
                             </a>
                         }
                     })}

@@ -63,6 +63,11 @@ pub fn TracePanel(trace: ChatTurnTraceResult, #[prop(optional)] link: bool) -> i
                 )}
                 {row("Duration", format!("{} ms", trace.duration_ms), "trace-duration")}
                 {row(
+                    "Cost",
+                    trace.cost_usd.map(|c| format!("${c:.6}")).unwrap_or_else(|| "—".into()),
+                    "trace-cost",
+                )}
+                {row(
                     "Model",
                     if trace.engine.is_empty() {
                         trace.model.clone()

@@ -6,4 +6,5 @@ pub mod accounts;
 pub mod approvals;
 pub mod console;
 pub mod login;
+pub mod overview;
 pub mod turn;

@@ -15,6 +15,9 @@ use serde_json::{json, Value};
 mod security;
 pub use security::*;
 
+mod overview;
+pub use overview::overview_counts_turns_tools_approvals_latency_and_cost;
+
 mod writes;
 pub use writes::{
     a_turn_begins_all_at_once_or_not_at_all, group_commit_fails_only_the_caller_whose_row_fails,
@@ -254,6 +257,7 @@ fn trace(id: &str, session: &str, pending: bool) -> ChatTurnTraceResult {
         cost_usd: None,
         error: None,
         started_at: at,
+        llm_call_records: Vec::new(),
     }
 }
 

@@ -61,6 +61,11 @@ impl Reply {
         )
     }
 
+    /// 200 `application/json` with this body: an unstreamed completion.
+    pub fn json(body: &str) -> Self {
+        Self::status(200, body)
+    }
+
     pub fn status(status: u16, body: &str) -> Self {
         Self::Status {
             status,
@@ -236,14 +241,19 @@ pub fn chunked_and_cut(chunks: &[&str]) -> Reply {
 /// another folder. The manifest dir is read at run time, so a moved checkout
 /// still finds it.
 pub fn fixture(name: &str) -> Vec<u8> {
-    let dir = std::env::var("AICS_FIXTURES_DIR").unwrap_or_else(|_| {
-        let manifest = std::env::var("CARGO_MANIFEST_DIR")
-            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
-        format!("{manifest}/../../shared/fixtures/openai-sse")
-    });
+    let dir = fixtures_dir();
     let path = format!("{dir}/{name}");
     std::fs::read(&path).unwrap_or_else(|err| {
         panic!("reading fixture {path}: {err} (shared/ must lie beside the checkout, or set AICS_FIXTURES_DIR)")
+    })
+}
+
+/// The folder of the recordings (see [`fixture`]).
+pub fn fixtures_dir() -> String {
+    std::env::var("AICS_FIXTURES_DIR").unwrap_or_else(|_| {
+        let manifest = std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
+        format!("{manifest}/../../shared/fixtures/openai-sse")
     })
 }
 

@@ -6,6 +6,7 @@ pub mod approvals;
 pub mod auth;
 pub mod conversations;
 pub mod ops;
+pub mod overview;
 
 use std::convert::Infallible;
 
@@ -26,6 +27,7 @@ pub fn api_router(state: &AppState) -> Router<AppState> {
         .merge(approvals::router())
         .merge(ops::api_router())
         .merge(accounts::router())
+        .merge(overview::router())
         // Inner: needs the user that `require_user` (outer) found.
         .route_layer(axum::middleware::from_fn_with_state(
             state.console.clone(),

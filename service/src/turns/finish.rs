@@ -4,8 +4,6 @@
 //! only after that commit do `approval_required`, `error` and `final` go
 //! out, each exactly once.
 
-use std::collections::HashSet;
-
 use aics_agent::AgentError;
 use aics_db::runs::Ending;
 use aics_db::{DbError, NewApproval};
@@ -54,8 +52,8 @@ pub(crate) struct Ended<'a> {
     pub(crate) recovering: bool,
     /// Resumed after a pause (or recovered): it may end approvals' lives.
     pub(crate) resumed: bool,
-    /// Tool calls counted in the metrics before a pause.
-    pub(crate) counted: &'a HashSet<String>,
+    /// What the metrics counted before a pause.
+    pub(crate) counted: &'a metrics::Counted,
 }
 
 impl Console {
@@ -92,7 +90,11 @@ impl Console {
             }
         };
         // The price table lives with the provider's configuration.
-        trace.cost_usd = self.inner.config.provider.cost_usd(&trace.usage);
+        let provider = &self.inner.config.provider;
+        trace.cost_usd = provider.cost_usd(&trace.usage);
+        for call in &mut trace.llm_call_records {
+            call.cost_usd = provider.cost_usd(&call.usage);
+        }
         let stored = if trace.pending_approval {
             self.pause(publisher, &mut trace).await
         } else {

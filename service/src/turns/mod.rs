@@ -133,7 +133,9 @@ impl Console {
         Ok(self.inner.db.list_turns(session_id).await?)
     }
 
-    /// One turn with its checkpoints, oldest first.
+    /// One turn with its checkpoints, oldest first. A turn that has not
+    /// paused or ended yet has no stored trace: its latest checkpoint says
+    /// how far it got (the turn page follows it live).
     #[tracing::instrument(skip_all, fields(graph_execution_id))]
     pub async fn turn_detail(
         &self,
@@ -141,13 +143,22 @@ impl Console {
     ) -> Result<aics_types::TurnDetail, ServiceError> {
         tracing::Span::current().record("graph_execution_id", graph_execution_id);
         check_id("graphExecutionId", graph_execution_id)?;
-        self.inner
-            .db
-            .turn_detail(graph_execution_id)
-            .await?
-            .ok_or_else(|| {
-                ServiceError::NotFound(format!("turn {graph_execution_id} does not exist"))
-            })
+        let missing =
+            || ServiceError::NotFound(format!("turn {graph_execution_id} does not exist"));
+        if let Some(detail) = self.inner.db.turn_detail(graph_execution_id).await? {
+            return Ok(detail);
+        }
+        if self.inner.db.run(graph_execution_id).await?.is_none() {
+            return Err(missing());
+        }
+        let trace = self
+            .inner
+            .agent
+            .trace(graph_execution_id)
+            .await
+            .map_err(|_| missing())?;
+        let checkpoints = self.inner.db.checkpoint_views(graph_execution_id).await?;
+        Ok(aics_types::TurnDetail { trace, checkpoints })
     }
 
     /// What a turn the caller started ended with. When its task is gone

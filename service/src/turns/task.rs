@@ -3,17 +3,17 @@
 //! (and stops the run the moment the lease is gone: cancelled, or taken
 //! over), then hands the outcome to `finish`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::Instant;
 
 use aics_agent::{Decision, EventSink, TurnInput};
-use aics_types::{AgentEvent, ChatTurnTraceResult, ToolCallStatus};
+use aics_types::{AgentEvent, ChatTurnTraceResult};
 use tokio::sync::{mpsc, oneshot};
 
 use super::finish::Ended;
 use crate::error::ServiceError;
 use crate::hub::Publisher;
-use crate::Console;
+use crate::{metrics, Console};
 
 /// What a run's task does.
 pub(crate) enum Job {
@@ -84,9 +84,9 @@ impl Console {
         };
         let new = matches!(job, Job::New { .. });
         let recovering = matches!(job, Job::Recover(_));
-        // Tool calls that ended before a pause were counted then.
+        // What a run counted before a pause was counted then.
         let counted = if new {
-            HashSet::new()
+            metrics::Counted::default()
         } else {
             self.counted_calls(graph_execution_id).await
         };
@@ -156,16 +156,11 @@ impl Console {
         }
     }
 
-    /// The ids of a run's calls that ended before it paused.
-    async fn counted_calls(&self, graph_execution_id: &str) -> HashSet<String> {
+    /// What the metrics counted of a run before it paused (its stored trace).
+    async fn counted_calls(&self, graph_execution_id: &str) -> metrics::Counted {
         match self.inner.db.turn(graph_execution_id).await {
-            Ok(Some(trace)) => trace
-                .tool_calls
-                .into_iter()
-                .filter(|c| c.status != ToolCallStatus::Pending)
-                .map(|c| c.id)
-                .collect(),
-            _ => HashSet::new(),
+            Ok(Some(trace)) => metrics::Counted::before(&trace),
+            _ => metrics::Counted::default(),
         }
     }
 }

@@ -8,10 +8,13 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use aics_graph::{Next, Node, NodeContext, NodeError};
-use aics_types::StopReason;
+use aics_types::{LlmCallRecord, StopReason};
 use async_trait::async_trait;
 
-use crate::llm::{stream_call, Streamed, TokenRoute};
+use crate::llm::{
+    finish_name, record_calls, sent_messages, stream_call_timed, tool_choice_name, Streamed,
+    TokenRoute,
+};
 use crate::model::{Message, ModelError, ModelRequest, ModelResponse, ToolCall, ToolChoice};
 use crate::support::agent::Shared;
 use crate::support::heuristics::similarity;
@@ -39,6 +42,10 @@ pub fn new_call_id() -> String {
     format!("call_{}", uuid::Uuid::new_v4().simple())
 }
 
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// Calls the model and decides whether the turn needs tools.
 pub struct Agent(pub(crate) Arc<Shared>);
 
@@ -59,32 +66,69 @@ impl Agent {
         }
     }
 
+    /// One model call, counted and kept as an [`LlmCallRecord`] in the
+    /// state (so it is checkpointed and stored with the turn's trace).
+    /// `purpose` is `answer` or `plan`.
     async fn call(
         &self,
         s: &mut SupportState,
         ctx: &NodeContext<'_, SupportState>,
         request: ModelRequest,
         route: TokenRoute,
+        purpose: &str,
     ) -> Result<ModelResponse, ModelError> {
         s.llm_calls += 1;
+        let mut record = LlmCallRecord {
+            step: ctx.step,
+            node: ctx.node.to_owned(),
+            purpose: purpose.to_owned(),
+            model: self.0.model.name(),
+            protocol: s.protocol.as_str().to_owned(),
+            messages: sent_messages(&request.messages),
+            tools: request.tools.iter().map(|t| t.name.clone()).collect(),
+            tool_choice: tool_choice_name(&request.tool_choice),
+            started_at: chrono::Utc::now(),
+            ..LlmCallRecord::default()
+        };
         let mut forward = |text: Streamed| {
             ctx.progress(match text {
                 Streamed::Reply(t) => Progress::Token(t),
                 Streamed::Reasoning(t) => Progress::Reasoning(t),
             })
         };
-        let response = stream_call(
+        let (result, timing) = stream_call_timed(
             self.0.model.as_ref(),
             request,
             route,
             self.0.config.model_timeout,
             &mut forward,
         )
-        .await?;
-        if let Some(usage) = response.usage {
-            s.usage.add(usage);
+        .await;
+        record.latency_ms = millis(timing.latency);
+        record.ttft_ms = timing.first_chunk.map(millis);
+        match &result {
+            Ok(response) => {
+                record.output = response.content.clone();
+                record.reasoning = response.reasoning.clone();
+                record.tool_calls = record_calls(&response.tool_calls);
+                record.finish_reason = response.finish.as_ref().map(finish_name);
+                if let Some(usage) = response.usage {
+                    record.usage = usage;
+                    s.usage.add(usage);
+                }
+            }
+            Err(e) => record.error = Some(e.user_message()),
         }
-        Ok(response)
+        s.llm_call_records.push(record);
+        result
+    }
+
+    /// The calls the turn goes on with, with our ids, on the record of the
+    /// call that asked for them (a plan's call, too).
+    fn note_calls(s: &mut SupportState, calls: &[ToolCall]) {
+        if let Some(record) = s.llm_call_records.last_mut() {
+            record.tool_calls = record_calls(calls);
+        }
     }
 
     /// Gives every call our id, unique across all runs: approvals, the
@@ -135,7 +179,9 @@ impl Agent {
                 ToolChoice::Auto
             },
         };
-        let response = self.call(s, ctx, request, TokenRoute::Reply).await?;
+        let response = self
+            .call(s, ctx, request, TokenRoute::Reply, "answer")
+            .await?;
         let mut calls = response.tool_calls;
         if limit {
             calls.clear();
@@ -143,6 +189,7 @@ impl Agent {
             calls.truncate(1);
         }
         Self::assign_ids(s, &mut calls);
+        Self::note_calls(s, &calls);
         if calls.is_empty() {
             s.stop = true;
             s.stop_reason = Some(self.stop_reason_for_answer(s, limit));
@@ -190,12 +237,15 @@ impl Agent {
                 tools: Vec::new(),
                 tool_choice: ToolChoice::None,
             };
-            let response = self.call(s, ctx, request, TokenRoute::Reasoning).await?;
+            let response = self
+                .call(s, ctx, request, TokenRoute::Reasoning, "plan")
+                .await?;
             match parse_plan(&response.content) {
                 Some(Plan::CallTool { tool, input }) => {
                     let spec = specs.iter().find(|t| t.name == tool);
                     let mut calls = vec![ToolCall::new(tool, plan_arguments(input, spec))];
                     Self::assign_ids(s, &mut calls);
+                    Self::note_calls(s, &calls);
                     s.messages.push(Message::Assistant {
                         content: String::new(),
                         tool_calls: calls,
@@ -219,7 +269,9 @@ impl Agent {
             tools: Vec::new(),
             tool_choice: ToolChoice::None,
         };
-        let response = self.call(s, ctx, request, TokenRoute::Reply).await?;
+        let response = self
+            .call(s, ctx, request, TokenRoute::Reply, "answer")
+            .await?;
         s.stop = true;
         s.stop_reason = Some(self.stop_reason_for_answer(s, limit));
         s.messages.push(Message::assistant(response.content));

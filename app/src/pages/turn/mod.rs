@@ -1,20 +1,34 @@
-//! `/turns/{graphExecutionId}`: one turn step by step, from its checkpoints,
-//! beside its trace and tool calls.
+//! `/turns/{graphExecutionId}`: one turn step by step. The path it took
+//! drawn as node boxes (loops numbered, the interrupt marked), then every
+//! checkpoint, expandable to its state diff against the previous one, the
+//! LLM calls it made and its tool calls; beside them the trace and the tool
+//! timeline. Live: while the turn can still move (running or paused), the
+//! page listens to the conversation's events and refetches on each step.
+//!
+//! - `model`: what is drawn, computed from the checkpoints (unit-tested).
+//! - `path`: the path graph. `step`: one checkpoint. `llm_call`: one call.
 
 pub mod api;
+mod llm_call;
+pub mod model;
+mod path;
+mod step;
+#[cfg(all(test, feature = "ssr"))]
+mod tests;
 
-use aics_types::{CheckpointView, TurnDetail};
+use aics_types::{CheckpointView, StopReason, TurnDetail};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::components::errors::ErrorList;
 use crate::components::icons::{Icon, IconKind};
-use crate::components::json::JsonBlock;
 use crate::components::layout::Layout;
 use crate::components::timeline::ToolTimeline;
 use crate::components::trace::TracePanel;
 use crate::session::{Authed, Session};
 use api::get_turn;
+use path::PathGraph;
+use step::StepItem;
 
 /// `/turns/{graphExecutionId}`.
 #[component]
@@ -28,9 +42,60 @@ pub fn TurnPage() -> impl IntoView {
     }
 }
 
+/// Whether a turn may still change: running (no stop reason yet) or paused.
+fn may_change(detail: &TurnDetail) -> bool {
+    matches!(
+        detail.trace.stop_reason,
+        None | Some(StopReason::AwaitingApproval)
+    )
+}
+
 #[component]
 fn TurnBody(session: Session, id: Memo<String>) -> impl IntoView {
-    let detail = Resource::new(move || id.get(), get_turn);
+    // Bumped by the conversation's events while the turn may change.
+    let live_version = RwSignal::new(0u32);
+    let detail = Resource::new(
+        move || (id.get(), live_version.get()),
+        |(id, _)| get_turn(id),
+    );
+
+    // The live connection (browser only, opened once the turn is known and
+    // only while it may still change); nothing it does changes the markup
+    // rendered at hydration.
+    #[cfg(feature = "hydrate")]
+    {
+        use aics_types::AgentEvent;
+
+        use crate::sse::EventStream;
+        let stream = StoredValue::new_local(None::<EventStream>);
+        Effect::new(move |_| {
+            let Some(Ok(detail)) = detail.get() else {
+                return;
+            };
+            if !may_change(&detail) || stream.with_value(Option::is_some) {
+                return;
+            }
+            let url = format!("/api/conversations/{}/events", detail.trace.session_id);
+            let on_event = move |event: AgentEvent| {
+                if matches!(
+                    event,
+                    AgentEvent::NodeEnd { .. }
+                        | AgentEvent::ApprovalRequired { .. }
+                        | AgentEvent::ApprovalDecided { .. }
+                        | AgentEvent::Final { .. }
+                        | AgentEvent::Error { .. }
+                        | AgentEvent::Resync { .. }
+                ) {
+                    live_version.update(|v| *v += 1);
+                }
+            };
+            if let Ok(s) = EventStream::connect(&url, on_event, || {}) {
+                stream.set_value(Some(s));
+            }
+        });
+        on_cleanup(move || stream.dispose());
+    }
+
     view! {
         <Layout session>
             <main class="mx-auto max-w-6xl p-4 lg:p-6">
@@ -62,12 +127,18 @@ fn next_steps(checkpoints: &[CheckpointView]) -> Vec<String> {
 
 #[component]
 fn TurnView(detail: TurnDetail) -> impl IntoView {
+    let live = may_change(&detail);
     let trace = detail.trace;
     let session_id = trace.session_id.clone();
     let checkpoints = detail.checkpoints;
     let nexts = next_steps(&checkpoints);
+    let path = model::path_of(&checkpoints);
     let calls = trace.tool_calls.clone();
     let fallback = trace.tool_result.clone();
+    let befores: Vec<Option<CheckpointView>> = std::iter::once(None)
+        .chain(checkpoints.iter().cloned().map(Some))
+        .take(checkpoints.len())
+        .collect();
     view! {
         <div class="mb-4 flex flex-wrap items-center gap-3">
             <a href=format!("/c/{session_id}") class="inline-flex items-center gap-1 text-sm text-indigo-600 hover:underline">
@@ -76,7 +147,11 @@ fn TurnView(detail: TurnDetail) -> impl IntoView {
             </a>
             <h1 class="w-full text-xl font-semibold tracking-tight">"Step history"</h1>
             <code data-testid="turn-gid" class="font-mono text-xs text-slate-500">{trace.graph_execution_id.clone()}</code>
+            <span data-testid="turn-live" data-live=live.to_string() class="text-xs text-slate-500">
+                {if live { "live: updates as the turn moves" } else { "finished" }}
+            </span>
         </div>
+        <PathGraph path/>
         <div class="grid gap-4 lg:grid-cols-[minmax(0,1fr)_20rem]">
             <section aria-label="Checkpoints">
                 <h2 class="mb-2 text-sm font-semibold text-slate-700">
@@ -89,8 +164,9 @@ fn TurnView(detail: TurnDetail) -> impl IntoView {
                         <ol data-testid="checkpoints" class="space-y-2">
                             {checkpoints
                                 .into_iter()
+                                .zip(befores)
                                 .zip(nexts)
-                                .map(|(checkpoint, next)| view! { <CheckpointItem checkpoint next/> })
+                                .map(|((checkpoint, before), next)| view! { <StepItem checkpoint before next/> })
                                 .collect_view()}
                         </ol>
                     }.into_any()
@@ -102,38 +178,5 @@ fn TurnView(detail: TurnDetail) -> impl IntoView {
                 <ToolTimeline calls=Signal::stored(calls) fallback=Signal::stored(fallback)/>
             </aside>
         </div>
-    }
-}
-
-/// One checkpoint: its step, its node, what ran next, and its state.
-#[component]
-fn CheckpointItem(checkpoint: CheckpointView, next: String) -> impl IntoView {
-    let interrupts = checkpoint.pending_interrupts.len();
-    view! {
-        <li data-testid="checkpoint" data-node=checkpoint.node.clone() class="rounded-xl border border-slate-200 bg-white p-3 shadow-sm">
-            <div class="flex flex-wrap items-center gap-2 text-sm">
-                <span class="rounded-md bg-slate-800 px-2 py-0.5 font-mono text-xs text-white">
-                    {format!("step {}", checkpoint.step)}
-                </span>
-                <code data-testid="checkpoint-node" class="font-mono font-semibold text-slate-800">{checkpoint.node.clone()}</code>
-                <Icon kind=IconKind::ArrowRight class="h-3.5 w-3.5 text-slate-400"/>
-                <span class="sr-only">"next: "</span>
-                <code class="font-mono text-slate-600">{next}</code>
-                {(interrupts > 0).then(|| view! {
-                    <span class="rounded-full bg-amber-100 px-2 py-0.5 text-xs text-amber-900">
-                        {format!("{interrupts} pending interrupt(s)")}
-                    </span>
-                })}
-                <span class="ml-auto text-xs tabular-nums text-slate-400">
-                    {checkpoint.created_at.format("%H:%M:%S%.3f").to_string()}
-                </span>
-            </div>
-            <details class="mt-2">
-                <summary class="cursor-pointer text-xs font-medium text-slate-600 hover:text-slate-900">"State"</summary>
-                <div class="mt-1.5">
-                    <JsonBlock value=checkpoint.state.clone() label="state" testid="checkpoint-state"/>
-                </div>
-            </details>
-        </li>
     }
 }

@@ -78,6 +78,7 @@ fn trace(gid: &str, reply: &str) -> ChatTurnTraceResult {
         cost_usd: None,
         error: None,
         started_at: at(0),
+        llm_call_records: Vec::new(),
     }
 }
 
