@@ -226,3 +226,50 @@ fn invalid_settings_name_their_key() {
         assert!(message.contains(key), "{key:?} not named in: {message}");
     }
 }
+
+#[test]
+fn the_approval_policy_comes_from_the_file_and_its_errors_name_the_key() {
+    let s = load(
+        r#"
+[approvals]
+webhook-url = "http://127.0.0.1:9/hook"
+
+[approvals.tools]
+escalate_to_human = "never"
+
+[[approvals.rules]]
+name = "refunds"
+tool = "ticket_create"
+when = "category == refund"
+timeout = "15m"
+on-timeout = "handover"
+"#,
+        &[("AICS_PUBLIC_URL", "https://console.example.com")],
+    )
+    .unwrap();
+    let c = s.console_config().unwrap();
+    assert_eq!(
+        c.approvals.rules.len(),
+        1,
+        "writing rules replaces the defaults"
+    );
+    assert_eq!(
+        c.approvals.public_url.as_deref(),
+        Some("https://console.example.com")
+    );
+    let policy = c.approvals.compile().unwrap();
+    assert!(policy.rule("refunds").unwrap().deadline.is_some());
+
+    let e = error_of(
+        "[[approvals.rules]]\ntool = \"ticket_create\"\nwhen = \"category = refund\"\n",
+        &[],
+    );
+    assert!(e.contains("approvals.rules[0].when"), "{e}");
+    let e = error_of("[approvals.tools]\norder_query = \"sometimes\"\n", &[]);
+    assert!(e.contains("approvals.tools.order_query"), "{e}");
+    let e = error_of("[approvals]\nrulez = []\n", &[]);
+    assert!(e.contains("rulez"), "{e}");
+    // No file: today's rules.
+    let d = load("", &[]).unwrap().console_config().unwrap();
+    assert_eq!(d.approvals, aics_agent::policy::ApprovalsConfig::default());
+}

@@ -28,6 +28,8 @@
 //!   and announcing its outcome, cancelling, recovering runs whose owner died.
 //! - `approvals`: listing and deciding approvals; the last decision of a
 //!   paused run resumes it, exactly once.
+//! - `deadlines`: approvals whose deadline passed end as expired (exactly
+//!   once across instances) and their turns resume through the same path.
 //! - `hub`: each conversation's live events, sequenced, with a replay
 //!   buffer; the approvals stream; the relay between instances.
 //! - [`metrics`]: the Prometheus series the service records.
@@ -46,6 +48,7 @@ pub mod streams;
 mod accounts;
 mod approvals;
 mod conversations;
+mod deadlines;
 mod housekeeping;
 mod hub;
 mod turns;
@@ -57,6 +60,7 @@ use std::time::Duration;
 
 use aics_agent::demo::{DemoConfig, DemoModel};
 use aics_agent::model::ChatModel;
+use aics_agent::policy::ApprovalPolicy;
 use aics_agent::tool::{Tool, ToolContext, ToolError, ToolRegistry};
 use aics_agent::{PlanProtocol, SupportAgent, SupportConfig};
 use aics_db::{Database, SqlCheckpointer, SqlMemoryStore};
@@ -89,6 +93,8 @@ pub struct Console {
 struct Inner {
     db: Database,
     agent: SupportAgent,
+    /// The approval policy the agent judges calls with; its deadlines.
+    policy: Arc<ApprovalPolicy>,
     hub: EventHub,
     config: ConsoleConfig,
     model_info: ModelInfo,
@@ -139,17 +145,30 @@ impl Console {
                 (Arc::new(model), openai.protocol)
             }
         };
+        let policy = Arc::new(
+            config
+                .approvals
+                .compile()
+                .map_err(|e| ServiceError::Invalid(format!("invalid configuration: {e}")))?,
+        );
         let support = SupportConfig {
             engine: config.engine,
             max_tool_loops: config.max_tool_loops,
             protocol,
             tool_timeout: config.tool_timeout,
             durability: config.durability,
+            approvals: policy.clone(),
             ..SupportConfig::default()
         };
+        let tools = delayed(aics_db::support_tools(&db), config.tool_delay);
+        if let Some(unknown) = policy.tools().find(|t| tools.get(t).is_none()) {
+            return Err(ServiceError::Invalid(format!(
+                "invalid configuration: approvals: there is no tool named {unknown:?}"
+            )));
+        }
         let agent = SupportAgent::new(
             model,
-            delayed(aics_db::support_tools(&db), config.tool_delay),
+            tools,
             Arc::new(SqlCheckpointer::new(db.clone())),
             Arc::new(SqlMemoryStore::new(db.clone())),
             support,
@@ -183,6 +202,7 @@ impl Console {
             inner: Arc::new(Inner {
                 db,
                 agent,
+                policy,
                 hub,
                 config,
                 model_info,
@@ -310,9 +330,6 @@ impl Tool for Delayed {
     }
     fn parameters(&self) -> serde_json::Value {
         self.tool.parameters()
-    }
-    fn approval_reason(&self, args: &serde_json::Value) -> Option<String> {
-        self.tool.approval_reason(args)
     }
     async fn call(
         &self,

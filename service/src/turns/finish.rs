@@ -131,14 +131,7 @@ impl Console {
         let approvals: Vec<NewApproval> = trace
             .pending_tool_calls
             .iter()
-            .map(|call| NewApproval {
-                id: call.id.clone(),
-                session_id: trace.session_id.clone(),
-                graph_execution_id: trace.graph_execution_id.clone(),
-                tool: call.tool.clone(),
-                proposed_args: call.args.clone(),
-                policy_reason: call.reason.clone(),
-            })
+            .map(|call| self.new_approval(trace, call))
             .collect();
         let stored = self
             .inner
@@ -154,6 +147,7 @@ impl Console {
                 session_id: trace.session_id.clone(),
                 graph_execution_id: trace.graph_execution_id.clone(),
                 reason: approval.policy_reason,
+                rule: approval.rule,
             };
             publisher.publish(event.clone());
             self.inner.hub.publish_approvals(event);
