@@ -273,3 +273,17 @@ on-timeout = "handover"
     let d = load("", &[]).unwrap().console_config().unwrap();
     assert_eq!(d.approvals, aics_agent::policy::ApprovalsConfig::default());
 }
+
+#[test]
+fn the_example_file_documents_the_default_approval_rules() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../aics.example.toml"))
+            .unwrap();
+    let s = load(&text, &[]).unwrap();
+    assert_eq!(
+        s.approvals.compile().unwrap(),
+        aics_agent::policy::ApprovalsConfig::default()
+            .compile()
+            .unwrap()
+    );
+}

@@ -6,10 +6,12 @@
 //! - this file: the page and the live queue.
 //! - [`card`]: one pending approval, with editable arguments.
 //! - [`decided`]: the table of recent decisions.
+//! - [`deadline`]: a card's deadline and its countdown.
 //! - [`api`]: the server functions.
 
 pub mod api;
 mod card;
+pub mod deadline;
 mod decided;
 
 use leptos::prelude::*;
