@@ -26,6 +26,12 @@ impl Console {
         })
     }
 
+    /// Supervisors only: how many approvals wait (the header's live count).
+    pub async fn pending_approval_count(&self, user: &UserInfo) -> Result<i64, ServiceError> {
+        self.require_supervisor(user)?;
+        Ok(self.inner.db.pending_approval_count().await?)
+    }
+
     /// One approval by its tool-call id.
     pub async fn approval(&self, approval_id: &str) -> Result<Approval, ServiceError> {
         check_id("approval id", approval_id)?;

@@ -28,6 +28,8 @@
 //!   and announcing its outcome, cancelling, recovering runs whose owner died.
 //! - `approvals`: listing and deciding approvals; the last decision of a
 //!   paused run resumes it, exactly once.
+//! - `webhook`: the JSON post for each new approval, retried in the
+//!   background, never delaying a turn.
 //! - `deadlines`: approvals whose deadline passed end as expired (exactly
 //!   once across instances) and their turns resume through the same path.
 //! - `hub`: each conversation's live events, sequenced, with a replay
@@ -52,6 +54,7 @@ mod deadlines;
 mod housekeeping;
 mod hub;
 mod turns;
+mod webhook;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -95,6 +98,8 @@ struct Inner {
     agent: SupportAgent,
     /// The approval policy the agent judges calls with; its deadlines.
     policy: Arc<ApprovalPolicy>,
+    /// Where new approvals are posted, when configured.
+    webhook: Option<webhook::Webhook>,
     hub: EventHub,
     config: ConsoleConfig,
     model_info: ModelInfo,
@@ -193,6 +198,10 @@ impl Console {
                 tracing::warn!(runs = expired, "recovering runs left by an earlier process");
             }
         }
+        let webhook = webhook::Webhook::new(
+            config.approvals.webhook_url.as_deref(),
+            config.approvals.public_url.as_deref(),
+        );
         let api_token_hash = config
             .api_token
             .as_ref()
@@ -203,6 +212,7 @@ impl Console {
                 db,
                 agent,
                 policy,
+                webhook,
                 hub,
                 config,
                 model_info,

@@ -158,6 +158,19 @@ impl ApprovalsConfig {
     /// Compiles the policy; the error names the key at fault, e.g.
     /// `approvals.rules[1].when`.
     pub fn compile(&self) -> Result<ApprovalPolicy, PolicyError> {
+        for (key, url) in [
+            ("approvals.webhook-url", &self.webhook_url),
+            ("approvals.public-url", &self.public_url),
+        ] {
+            if let Some(url) = url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(err(
+                        key,
+                        format!("{url:?} is not an http:// or https:// URL"),
+                    ));
+                }
+            }
+        }
         let mut rules = Vec::new();
         for (tool, mode) in &self.tools {
             let key = format!("approvals.tools.{tool}");

@@ -210,6 +210,11 @@ fn parse_errors_are_start_up_errors_naming_the_key() {
         },
     ]);
     assert_eq!(twice.compile().unwrap_err().key, "approvals.rules[1].name");
+    let bad_hook = ApprovalsConfig {
+        webhook_url: Some("ftp://x".into()),
+        ..ApprovalsConfig::default()
+    };
+    assert_eq!(bad_hook.compile().unwrap_err().key, "approvals.webhook-url");
 }
 
 #[test]

@@ -140,6 +140,9 @@ impl Console {
             .await?;
         self.refresh_pending_gauge().await;
         for approval in stored {
+            if let Some(hook) = &self.inner.webhook {
+                hook.send(&approval);
+            }
             let event = AgentEvent::ApprovalRequired {
                 tool: approval.tool,
                 args: approval.proposed_args,

@@ -63,6 +63,7 @@ pub fn ApprovalCard(approval: Approval, decide: ServerAction<DecideApproval>) ->
     let context = approval.context.clone();
     view! {
         <li
+            id=format!("approval-{}", approval.id)
             data-testid="approval-card"
             data-tool=approval.tool.clone()
             data-session=approval.session_id.clone()
