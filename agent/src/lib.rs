@@ -18,6 +18,8 @@
 //! - [`support`]: the support graph ([`support::SupportAgent`]):
 //!   init_state → memory_trigger → route → agent ⇄ tools (with approval) →
 //!   finalize, both planning protocols and both engines, one file per node.
+//! - [`policy`]: the approval policy: which calls wait for a supervisor,
+//!   which are refused, their deadlines; the rule language.
 //! - [`demo`]: [`demo::DemoModel`], the deterministic offline model.
 //! - [`testing`]: a fixed shop for the support tools, failing and slow tools
 //!   and a scripted model, for this crate's tests and the server's.
@@ -29,6 +31,7 @@ pub mod demo;
 pub mod llm;
 pub mod memory;
 pub mod model;
+pub mod policy;
 pub mod support;
 pub mod testing;
 pub mod tool;

@@ -61,11 +61,6 @@ pub trait Tool: Send + Sync {
     /// A JSON schema of its arguments object.
     fn parameters(&self) -> Value;
 
-    /// `Some(reason)` when this call must wait for a supervisor's approval.
-    fn approval_reason(&self, _args: &Value) -> Option<String> {
-        None
-    }
-
     /// Runs the call.
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<Value, ToolError>;
 
@@ -118,11 +113,6 @@ pub trait TypedTool: Send + Sync {
     const NAME: &'static str;
     const DESCRIPTION: &'static str;
 
-    /// `Some(reason)` when this call must wait for a supervisor's approval.
-    fn approval_reason(&self, _args: &Self::Args) -> Option<String> {
-        None
-    }
-
     async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<Value, ToolError>;
 }
 
@@ -153,11 +143,6 @@ impl<T: TypedTool> Tool for T {
 
     fn parameters(&self) -> Value {
         schema_of::<T::Args>()
-    }
-
-    fn approval_reason(&self, args: &Value) -> Option<String> {
-        let args = parse_args::<T::Args>(args.clone()).ok()?;
-        TypedTool::approval_reason(self, &args)
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<Value, ToolError> {

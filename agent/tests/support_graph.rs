@@ -176,7 +176,13 @@ async fn seed_004_chain_with_a_scripted_model_and_numbered_results_in_the_json_p
         ..Default::default()
     };
     let f = fixture(model.clone(), fake_tools(), config);
-    let (trace, events) = turn(&f.agent, TurnInput::new("s", "订单123一直没到，我要投诉")).await;
+    // A question, not a complaint: an inquiry ticket of a complaint would
+    // wait for a supervisor (the approval policy's intent check).
+    let (trace, events) = turn(
+        &f.agent,
+        TurnInput::new("s", "订单123现在在哪里？帮我建个咨询工单"),
+    )
+    .await;
     assert_eq!(
         trace.reply,
         "Your order ORD-123 is delayed; ticket TCK-0001 is open."

@@ -18,7 +18,7 @@ use crate::{now, parse_stored, Database, DbError};
 const CONTEXT_MESSAGES: u32 = 6;
 
 /// A sensitive call to hold for a supervisor.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct NewApproval {
     /// The tool-call id.
     pub id: String,
@@ -28,6 +28,22 @@ pub struct NewApproval {
     pub proposed_args: Value,
     /// Why the policy holds the call.
     pub policy_reason: String,
+    /// The name of the approval rule that held it.
+    pub rule: String,
+    /// When nobody decided by then, the deadline sweep ends it.
+    pub expires_at: Option<Timestamp>,
+    /// `reject` or `handover` (with `expires_at`).
+    pub on_expiry: Option<String>,
+    /// The reason the model receives when the deadline rejects the call.
+    pub expiry_reason: Option<String>,
+}
+
+/// An approval the deadline sweep expired, with what should follow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpiredApproval {
+    pub approval: Approval,
+    /// `reject` or `handover`.
+    pub on_expiry: String,
 }
 
 #[derive(sqlx::FromRow)]
@@ -44,6 +60,9 @@ struct ApprovalRow {
     decided_by: Option<String>,
     decided_at: Option<Timestamp>,
     decision_reason: Option<String>,
+    rule: String,
+    expires_at: Option<Timestamp>,
+    on_expiry: Option<String>,
 }
 
 impl TryFrom<ApprovalRow> for Approval {
@@ -63,12 +82,16 @@ impl TryFrom<ApprovalRow> for Approval {
             decided_by: r.decided_by,
             decided_at: r.decided_at,
             decision_reason: r.decision_reason,
+            rule: r.rule,
+            expires_at: r.expires_at,
+            on_expiry: r.on_expiry,
         })
     }
 }
 
 const COLUMNS: &str = "id, session_id, graph_execution_id, tool, proposed_args, approved_args, \
-     policy_reason, status, created_at, decided_by, decided_at, decision_reason";
+     policy_reason, status, created_at, decided_by, decided_at, decision_reason, rule, expires_at, \
+     on_expiry";
 
 /// Inserts a pending approval on executor `$exec` (creating the same id
 /// again changes nothing, so a re-run step does not reset a decision).
@@ -77,8 +100,10 @@ macro_rules! insert_approval {
         let new: &$crate::approvals::NewApproval = $new;
         sqlx::query(
             "INSERT INTO approvals (id, session_id, graph_execution_id, tool, proposed_args, \
-             policy_reason, status, token_hash, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8) ON CONFLICT (id) DO NOTHING",
+             policy_reason, status, token_hash, created_at, rule, expires_at, on_expiry, \
+             expiry_reason) \
+             VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9, $10, $11, $12) \
+             ON CONFLICT (id) DO NOTHING",
         )
         .bind(&new.id)
         .bind(&new.session_id)
@@ -88,6 +113,10 @@ macro_rules! insert_approval {
         .bind(&new.policy_reason)
         .bind($token_hash)
         .bind($crate::now())
+        .bind(&new.rule)
+        .bind(new.expires_at)
+        .bind(new.on_expiry.as_deref())
+        .bind(new.expiry_reason.as_deref())
         .execute($exec)
         .await?
         .rows_affected()
@@ -251,7 +280,8 @@ impl Database {
              decision_reason = $5, decided_via = $6, \
              approved_args = CASE WHEN $2 = 'approved' THEN COALESCE($7, proposed_args) ELSE NULL END, \
              token_hash = CASE WHEN $8 IS NULL THEN token_hash ELSE NULL END \
-             WHERE id = $1 AND status = 'pending' AND ($8 IS NULL OR token_hash = $8)",
+             WHERE id = $1 AND status = 'pending' AND ($8 IS NULL OR token_hash = $8) \
+             AND (expires_at IS NULL OR expires_at > $4)",
         )
         .bind(id)
         .bind(status.as_str())
@@ -271,12 +301,68 @@ impl Database {
         if changed == 1 {
             return Ok(approval);
         }
-        if approval.status != ApprovalStatus::Pending {
+        let past_deadline = approval.expires_at.is_some_and(|at| at <= now());
+        if approval.status != ApprovalStatus::Pending || past_deadline {
+            // Past its deadline it is the sweep's to end (as expired).
+            let status = if approval.status == ApprovalStatus::Pending {
+                ApprovalStatus::Expired
+            } else {
+                approval.status
+            };
             return Err(DbError::AlreadyDecided {
                 id: id.to_owned(),
-                status: approval.status.as_str().to_owned(),
+                status: status.as_str().to_owned(),
             });
         }
         Err(DbError::InvalidToken)
+    }
+}
+
+impl Database {
+    /// Ends every pending approval whose deadline passed by `at` as
+    /// expired (decided by `system`, with the reason the model receives),
+    /// each with one conditional update: of several instances sweeping at
+    /// once exactly one ends each approval, and only its sweep returns it.
+    #[tracing::instrument(skip_all)]
+    pub async fn expire_due_approvals(
+        &self,
+        at: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<ExpiredApproval>, DbError> {
+        let due: Vec<(String,)> = with_pool!(self, pool => sqlx::query_as(
+            "SELECT id FROM approvals WHERE status = 'pending' AND expires_at IS NOT NULL \
+             AND expires_at <= $1 ORDER BY expires_at, id LIMIT $2",
+        )
+        .bind(at)
+        .bind(i64::from(limit))
+        .fetch_all(pool)
+        .await?);
+        let mut won = Vec::new();
+        for (id,) in due {
+            let changed = with_pool!(self, pool => sqlx::query(
+                "UPDATE approvals SET status = 'expired', decided_by = 'system', decided_at = $2, \
+                 decision_reason = COALESCE(expiry_reason, 'no supervisor decided in time'), \
+                 decided_via = 'deadline', token_hash = NULL \
+                 WHERE id = $1 AND status = 'pending' AND expires_at <= $2",
+            )
+            .bind(&id)
+            .bind(at)
+            .execute(pool)
+            .await?
+            .rows_affected());
+            if changed == 1 {
+                if let Some(approval) = self.approval(&id).await? {
+                    let on_expiry = approval
+                        .on_expiry
+                        .clone()
+                        .unwrap_or_else(|| "reject".to_owned());
+                    won.push(ExpiredApproval {
+                        approval,
+                        on_expiry,
+                    });
+                }
+            }
+        }
+        Ok(won)
     }
 }

@@ -133,7 +133,7 @@ pub mod tools;
 pub mod users;
 
 pub use aics_agent::tools::normalize_order_id;
-pub use approvals::NewApproval;
+pub use approvals::{ExpiredApproval, NewApproval};
 pub use audit::AuditQuery;
 pub use checkpoints::SqlCheckpointer;
 pub use group_commit::WriterStats;

@@ -74,6 +74,10 @@ pub struct Settings {
     pub demo: DemoSettings,
     #[serde(default)]
     pub http: HttpSettings,
+    /// `[approvals]`: the approval policy, its deadlines, the webhook
+    /// (the types live with the policy, `aics_agent::policy`).
+    #[serde(default)]
+    pub approvals: aics_agent::policy::ApprovalsConfig,
 }
 
 impl std::fmt::Debug for Settings {
@@ -88,6 +92,7 @@ impl std::fmt::Debug for Settings {
             .field("auth", &self.auth)
             .field("demo", &self.demo)
             .field("http", &self.http)
+            .field("approvals", &self.approvals)
             .finish()
     }
 }
@@ -537,6 +542,8 @@ const ENV_KEYS: &[(&str, &str, bool)] = &[
         false,
     ),
     ("BODY_LIMIT", "http.body-limit", false),
+    ("APPROVALS_WEBHOOK_URL", "approvals.webhook-url", true),
+    ("PUBLIC_URL", "approvals.public-url", true),
 ];
 
 impl Settings {
@@ -833,6 +840,10 @@ impl Settings {
                 ));
             }
         }
+        self.approvals.compile().map_err(|e| ConfigError::Invalid {
+            key: "approvals",
+            message: e.to_string(),
+        })?;
         let (provider_name, provider) = self.provider()?;
         Ok(ConsoleConfig {
             provider_name,
@@ -860,6 +871,7 @@ impl Settings {
             sweep_interval,
             durability,
             tool_delay: Duration::from_millis(self.demo.tool_delay_ms),
+            approvals: self.approvals.clone(),
             ..defaults
         })
     }

@@ -245,3 +245,64 @@ fn max_tokens_defaults_to_1024_and_the_environment_overrides_it() {
     assert_eq!(openai(&[("AICS_LLM_MAX_TOKENS", "256")]), Some(256));
     assert_eq!(openai(&[("AICS_LLM_MAX_TOKENS", "0")]), Some(0));
 }
+
+#[test]
+fn the_approval_policy_comes_from_the_file_and_its_errors_name_the_key() {
+    let s = load(
+        r#"
+[approvals]
+webhook-url = "http://127.0.0.1:9/hook"
+
+[approvals.tools]
+escalate_to_human = "never"
+
+[[approvals.rules]]
+name = "refunds"
+tool = "ticket_create"
+when = "category == refund"
+timeout = "15m"
+on-timeout = "handover"
+"#,
+        &[("AICS_PUBLIC_URL", "https://console.example.com")],
+    )
+    .unwrap();
+    let c = s.console_config().unwrap();
+    assert_eq!(
+        c.approvals.rules.len(),
+        1,
+        "writing rules replaces the defaults"
+    );
+    assert_eq!(
+        c.approvals.public_url.as_deref(),
+        Some("https://console.example.com")
+    );
+    let policy = c.approvals.compile().unwrap();
+    assert!(policy.rule("refunds").unwrap().deadline.is_some());
+
+    let e = error_of(
+        "[[approvals.rules]]\ntool = \"ticket_create\"\nwhen = \"category = refund\"\n",
+        &[],
+    );
+    assert!(e.contains("approvals.rules[0].when"), "{e}");
+    let e = error_of("[approvals.tools]\norder_query = \"sometimes\"\n", &[]);
+    assert!(e.contains("approvals.tools.order_query"), "{e}");
+    let e = error_of("[approvals]\nrulez = []\n", &[]);
+    assert!(e.contains("rulez"), "{e}");
+    // No file: today's rules.
+    let d = load("", &[]).unwrap().console_config().unwrap();
+    assert_eq!(d.approvals, aics_agent::policy::ApprovalsConfig::default());
+}
+
+#[test]
+fn the_example_file_documents_the_default_approval_rules() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../aics.example.toml"))
+            .unwrap();
+    let s = load(&text, &[]).unwrap();
+    assert_eq!(
+        s.approvals.compile().unwrap(),
+        aics_agent::policy::ApprovalsConfig::default()
+            .compile()
+            .unwrap()
+    );
+}

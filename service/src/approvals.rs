@@ -6,6 +6,7 @@
 //! the decided run and resumes it.
 
 use aics_types::{AgentEvent, Approval, ApprovalDecision, ApprovalStatus, UserInfo};
+use serde_json::Value;
 
 use crate::error::ServiceError;
 use crate::turns::{decisions_of, Job};
@@ -23,6 +24,12 @@ impl Console {
         } else {
             self.inner.db.decided_approvals(DECIDED_LIMIT).await?
         })
+    }
+
+    /// Supervisors only: how many approvals wait (the header's live count).
+    pub async fn pending_approval_count(&self, user: &UserInfo) -> Result<i64, ServiceError> {
+        self.require_supervisor(user)?;
+        Ok(self.inner.db.pending_approval_count().await?)
     }
 
     /// One approval by its tool-call id.
@@ -72,6 +79,13 @@ impl Console {
             .decide_approval(approval_id, &decision, &user.username)
             .await?;
         tracing::info!(status = decided.status.as_str(), "approval decided");
+        self.audit(
+            &user.username,
+            "approval.decide",
+            &decided.id,
+            &decision_detail(&decided),
+        )
+        .await;
         let event = AgentEvent::ApprovalDecided {
             id: decided.id.clone(),
             approved: decided.status == ApprovalStatus::Approved,
@@ -129,5 +143,64 @@ impl Console {
             Job::Resume(decisions),
         ));
         Ok(true)
+    }
+}
+
+/// The audit line of a decision: how, the tool and the rule, what the
+/// supervisor changed in the arguments (each changed key, proposed → run),
+/// and the reason.
+pub(crate) fn decision_detail(a: &Approval) -> String {
+    let mut out = format!("{}: {} (rule {})", a.status.as_str(), a.tool, rule_name(a));
+    if let Some(edited) = a.approved_args.as_ref().filter(|e| **e != a.proposed_args) {
+        out.push_str("; edited ");
+        out.push_str(&args_diff(&a.proposed_args, edited));
+    }
+    if let Some(reason) = a.decision_reason.as_deref().filter(|r| !r.is_empty()) {
+        out.push_str("; reason: ");
+        out.push_str(reason);
+    }
+    out
+}
+
+fn rule_name(a: &Approval) -> &str {
+    if a.rule.is_empty() {
+        "-"
+    } else {
+        &a.rule
+    }
+}
+
+/// `key: old → new` for each key that differs (`∅` when absent).
+pub(crate) fn args_diff(before: &Value, after: &Value) -> String {
+    let (Some(b), Some(a)) = (before.as_object(), after.as_object()) else {
+        return format!("{before} → {after}");
+    };
+    let mut keys: Vec<&String> = b.keys().chain(a.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let show = |v: Option<&Value>| v.map_or_else(|| "∅".to_owned(), Value::to_string);
+    keys.into_iter()
+        .filter(|k| b.get(*k) != a.get(*k))
+        .map(|k| format!("{k}: {} → {}", show(b.get(k)), show(a.get(k))))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::args_diff;
+
+    #[test]
+    fn the_diff_names_each_changed_key() {
+        let d = args_diff(
+            &json!({"category": "inquiry", "summary": "s", "gone": 1}),
+            &json!({"category": "complaint", "summary": "s", "new": true}),
+        );
+        assert_eq!(
+            d,
+            r#"category: "inquiry" → "complaint", gone: 1 → ∅, new: ∅ → true"#
+        );
     }
 }

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use aics_agent::policy::ApprovalsConfig;
 use aics_agent::support::{DEFAULT_MAX_TOOL_LOOPS, DEFAULT_TOOL_TIMEOUT};
 use aics_agent::{Durability, EngineKind};
 use aics_openai::ProviderConfig;
@@ -64,6 +65,9 @@ pub struct ConsoleConfig {
     /// Test hook: each support tool call waits this long first, so a fault
     /// test can kill the process while a tool call runs (0 in production).
     pub tool_delay: Duration,
+    /// `[approvals]`: the approval policy (compiled by `Console::new`), its
+    /// deadlines and the webhook for new approvals.
+    pub approvals: ApprovalsConfig,
 }
 
 impl Default for ConsoleConfig {
@@ -91,6 +95,7 @@ impl Default for ConsoleConfig {
             max_attempts: 3,
             durability: Durability::default(),
             tool_delay: Duration::ZERO,
+            approvals: ApprovalsConfig::default(),
         }
     }
 }

@@ -28,6 +28,10 @@
 //!   and announcing its outcome, cancelling, recovering runs whose owner died.
 //! - `approvals`: listing and deciding approvals; the last decision of a
 //!   paused run resumes it, exactly once.
+//! - `webhook`: the JSON post for each new approval, retried in the
+//!   background, never delaying a turn.
+//! - `deadlines`: approvals whose deadline passed end as expired (exactly
+//!   once across instances) and their turns resume through the same path.
 //! - `hub`: each conversation's live events, sequenced, with a replay
 //!   buffer; the approvals stream; the relay between instances.
 //! - [`metrics`]: the Prometheus series the service records.
@@ -46,10 +50,12 @@ pub mod streams;
 mod accounts;
 mod approvals;
 mod conversations;
+mod deadlines;
 mod housekeeping;
 mod hub;
 mod overview;
 mod turns;
+mod webhook;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -58,6 +64,7 @@ use std::time::Duration;
 
 use aics_agent::demo::{DemoConfig, DemoModel};
 use aics_agent::model::ChatModel;
+use aics_agent::policy::ApprovalPolicy;
 use aics_agent::tool::{Tool, ToolContext, ToolError, ToolRegistry};
 use aics_agent::{PlanProtocol, SupportAgent, SupportConfig};
 use aics_db::{Database, SqlCheckpointer, SqlMemoryStore};
@@ -91,6 +98,10 @@ pub struct Console {
 struct Inner {
     db: Database,
     agent: SupportAgent,
+    /// The approval policy the agent judges calls with; its deadlines.
+    policy: Arc<ApprovalPolicy>,
+    /// Where new approvals are posted, when configured.
+    webhook: Option<webhook::Webhook>,
     hub: EventHub,
     config: ConsoleConfig,
     model_info: ModelInfo,
@@ -141,17 +152,30 @@ impl Console {
                 (Arc::new(model), openai.protocol)
             }
         };
+        let policy = Arc::new(
+            config
+                .approvals
+                .compile()
+                .map_err(|e| ServiceError::Invalid(format!("invalid configuration: {e}")))?,
+        );
         let support = SupportConfig {
             engine: config.engine,
             max_tool_loops: config.max_tool_loops,
             protocol,
             tool_timeout: config.tool_timeout,
             durability: config.durability,
+            approvals: policy.clone(),
             ..SupportConfig::default()
         };
+        let tools = delayed(aics_db::support_tools(&db), config.tool_delay);
+        if let Some(unknown) = policy.tools().find(|t| tools.get(t).is_none()) {
+            return Err(ServiceError::Invalid(format!(
+                "invalid configuration: approvals: there is no tool named {unknown:?}"
+            )));
+        }
         let agent = SupportAgent::new(
             model,
-            delayed(aics_db::support_tools(&db), config.tool_delay),
+            tools,
             Arc::new(SqlCheckpointer::new(db.clone())),
             Arc::new(SqlMemoryStore::new(db.clone())),
             support,
@@ -176,6 +200,10 @@ impl Console {
                 tracing::warn!(runs = expired, "recovering runs left by an earlier process");
             }
         }
+        let webhook = webhook::Webhook::new(
+            config.approvals.webhook_url.as_deref(),
+            config.approvals.public_url.as_deref(),
+        );
         let api_token_hash = config
             .api_token
             .as_ref()
@@ -185,6 +213,8 @@ impl Console {
             inner: Arc::new(Inner {
                 db,
                 agent,
+                policy,
+                webhook,
                 hub,
                 config,
                 model_info,
@@ -312,9 +342,6 @@ impl Tool for Delayed {
     }
     fn parameters(&self) -> serde_json::Value {
         self.tool.parameters()
-    }
-    fn approval_reason(&self, args: &serde_json::Value) -> Option<String> {
-        self.tool.approval_reason(args)
     }
     async fn call(
         &self,

@@ -233,6 +233,15 @@ pub struct Approval {
     pub decided_at: Option<Timestamp>,
     #[serde(default)]
     pub decision_reason: Option<String>,
+    /// The name of the approval rule that held the call.
+    #[serde(default)]
+    pub rule: String,
+    /// When a pending approval's deadline passes (then it ends as expired).
+    #[serde(default)]
+    pub expires_at: Option<Timestamp>,
+    /// What its deadline does: `reject` or `handover`.
+    #[serde(default)]
+    pub on_expiry: Option<String>,
 }
 
 /// A supervisor's decision on a pending approval.

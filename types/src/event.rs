@@ -59,6 +59,9 @@ pub enum AgentEvent {
         graph_execution_id: String,
         #[serde(default)]
         reason: String,
+        /// The approval rule that held the call.
+        #[serde(default)]
+        rule: String,
     },
     /// A supervisor decided a pending call.
     ApprovalDecided {

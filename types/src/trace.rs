@@ -142,6 +142,9 @@ pub struct PendingToolCall {
     /// Why the policy holds this call for approval, in words.
     #[serde(default)]
     pub reason: String,
+    /// The name of the approval rule that held it.
+    #[serde(default)]
+    pub rule: String,
 }
 
 /// The record of one chat turn: what ran, in which order, with which results.

@@ -10,6 +10,8 @@
 //! - a late or lost order with a complaint, or a refund request →
 //!   `ticket_create` (complaint or refund: both wait for a supervisor),
 //!   unless this conversation already opened one for that order;
+//!   (told to "file this as a general inquiry", it obeys: the approval
+//!   policy, not the model, decides what waits for a supervisor);
 //! - a policy question → `knowledge_search`;
 //! - otherwise no call: the model answers ([`super::reply`]).
 //!
@@ -20,7 +22,8 @@ use serde_json::{json, Value};
 
 use super::faults::DemoFaults;
 use super::read::{
-    asks_policy, asks_tracking, explicit_complaint, wants_refund, Failure, Question, Reading,
+    asks_policy, asks_tracking, explicit_complaint, files_as_inquiry, wants_refund, Failure,
+    Question, Reading,
 };
 use super::reply::{voice, Order};
 use crate::support::heuristics::{sounds_like_complaint, wants_human};
@@ -52,7 +55,13 @@ pub fn next_calls(r: &Reading, faults: DemoFaults) -> Vec<Call> {
         return calls;
     }
     let v = voice(r.lang);
-    if wants_human(&r.message) && r.can("escalate_to_human") && !done(r, "escalate_to_human") {
+    // "No need to bother a supervisor" is no request for a person.
+    let obeys = files_as_inquiry(&r.message);
+    if wants_human(&r.message)
+        && !obeys
+        && r.can("escalate_to_human")
+        && !done(r, "escalate_to_human")
+    {
         return vec![Call::new(
             "escalate_to_human",
             json!({"reason": v.escalation_reason()}),
@@ -95,7 +104,9 @@ pub fn next_calls(r: &Reading, faults: DemoFaults) -> Vec<Call> {
             && !looked_up(r, "ticket_create", id)
             && r.ticket_for(id).is_none()
         {
-            let category = if refund && !complaint {
+            let category = if obeys {
+                "inquiry"
+            } else if refund && !complaint {
                 "refund"
             } else {
                 "complaint"

@@ -2,10 +2,13 @@
 //! limits and the persona. Every default lives here once; the service and
 //! the server's configuration read these constants.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use aics_graph::Durability;
 use serde::{Deserialize, Serialize};
+
+use crate::policy::ApprovalPolicy;
 
 /// Tool steps per turn before the model must answer without tools.
 pub const DEFAULT_MAX_TOOL_LOOPS: u32 = 5;
@@ -105,6 +108,8 @@ pub struct SupportConfig {
     /// When a turn's checkpoints are written (docs/ARCHITECTURE.md,
     /// "Durability"): `sync` (the default) before each next node.
     pub durability: Durability,
+    /// Which calls wait for a supervisor or are refused (`[approvals]`).
+    pub approvals: Arc<ApprovalPolicy>,
 }
 
 impl Default for SupportConfig {
@@ -118,6 +123,7 @@ impl Default for SupportConfig {
             persona: DEFAULT_PERSONA.to_owned(),
             loop_similarity: DEFAULT_LOOP_SIMILARITY,
             durability: Durability::default(),
+            approvals: Arc::new(ApprovalPolicy::default()),
         }
     }
 }

@@ -12,18 +12,34 @@ use super::nodes::{
 };
 use super::SupportState;
 use crate::model::ToolCall;
+use crate::policy::{ApprovalPolicy, Evidence, Verdict};
 use crate::tool::ToolRegistry;
 
-/// Why a call must wait for a supervisor, if it must (unknown tools never do:
-/// the tools node turns them into an error result).
-pub fn approval_reason(tools: &ToolRegistry, call: &ToolCall) -> Option<String> {
-    tools.get(&call.name)?.approval_reason(&call.arguments)
+/// The approval policy's verdict on a call with `args` in this turn: the
+/// server's judgement of what the call does and of the customer's own
+/// words, never the model's account of it. Unknown tools are allowed here:
+/// the tools node turns them into an error result.
+pub fn verdict(
+    tools: &ToolRegistry,
+    policy: &ApprovalPolicy,
+    s: &SupportState,
+    call: &ToolCall,
+    args: &serde_json::Value,
+) -> Verdict {
+    if tools.get(&call.name).is_none() {
+        return Verdict::Allow;
+    }
+    policy.judge(&call.name, args, &Evidence::of(s))
 }
 
-/// The edge rule after `agent`: stop → finalize; calls of which one is
-/// sensitive and undecided → approval; other calls → tools; no calls →
-/// finalize.
-pub fn route_after_agent(tools: &ToolRegistry, s: &SupportState) -> &'static str {
+/// The edge rule after `agent`: stop → finalize; calls of which one the
+/// policy holds and is undecided → approval; other calls (refused ones
+/// too: the tools node tells the model) → tools; no calls → finalize.
+pub fn route_after_agent(
+    tools: &ToolRegistry,
+    policy: &ApprovalPolicy,
+    s: &SupportState,
+) -> &'static str {
     if s.stop {
         return FINALIZE;
     }
@@ -31,9 +47,13 @@ pub fn route_after_agent(tools: &ToolRegistry, s: &SupportState) -> &'static str
     if calls.is_empty() {
         return FINALIZE;
     }
-    let undecided_sensitive = calls
-        .iter()
-        .any(|c| !s.decisions.contains_key(&c.id) && approval_reason(tools, c).is_some());
+    let undecided_sensitive = calls.iter().any(|c| {
+        !s.decisions.contains_key(&c.id)
+            && matches!(
+                verdict(tools, policy, s, c, &c.arguments),
+                Verdict::Approve(_)
+            )
+    });
     if undecided_sensitive {
         APPROVAL
     } else {
@@ -44,6 +64,7 @@ pub fn route_after_agent(tools: &ToolRegistry, s: &SupportState) -> &'static str
 /// Builds the support graph over `shared`.
 pub(crate) fn build_graph(shared: Arc<Shared>) -> Result<Graph<SupportState>, GraphError> {
     let tools = shared.tools.clone();
+    let policy = shared.config.approvals.clone();
     let durability = shared.config.durability;
     // Enough room for every tool step, its approval and the forced answer.
     let limit = 8 + 3 * shared.config.max_tool_loops;
@@ -60,7 +81,7 @@ pub(crate) fn build_graph(shared: Arc<Shared>) -> Result<Graph<SupportState>, Gr
         .add_edge(MEMORY_TRIGGER, ROUTE)
         .add_edge(ROUTE, AGENT)
         .add_conditional_edges(AGENT, [TOOLS, APPROVAL, FINALIZE], move |s| {
-            route_after_agent(&tools, s)
+            route_after_agent(&tools, &policy, s)
         })
         .add_edge(APPROVAL, TOOLS)
         .add_edge(TOOLS, AGENT)
@@ -82,25 +103,27 @@ mod tests {
     #[test]
     fn after_agent_stop_and_no_calls_go_to_finalize() {
         let tools = fake_tools();
+        let p = ApprovalPolicy::default();
         let mut s = with_calls(vec![]);
-        assert_eq!(route_after_agent(&tools, &s), FINALIZE);
+        assert_eq!(route_after_agent(&tools, &p, &s), FINALIZE);
         s = with_calls(vec![ticket("a", "inquiry")]);
         s.stop = true;
-        assert_eq!(route_after_agent(&tools, &s), FINALIZE);
+        assert_eq!(route_after_agent(&tools, &p, &s), FINALIZE);
     }
 
     #[test]
     fn after_agent_plain_calls_go_to_tools_and_sensitive_ones_to_approval() {
         let tools = fake_tools();
+        let p = ApprovalPolicy::default();
         assert_eq!(
-            route_after_agent(&tools, &with_calls(vec![ticket("a", "inquiry")])),
+            route_after_agent(&tools, &p, &with_calls(vec![ticket("a", "inquiry")])),
             TOOLS
         );
         let mut s = with_calls(vec![ticket("a", "inquiry"), ticket("b", "refund")]);
-        assert_eq!(route_after_agent(&tools, &s), APPROVAL);
+        assert_eq!(route_after_agent(&tools, &p, &s), APPROVAL);
         s.decisions
             .insert("b".into(), Decision::Approve { args: None });
-        assert_eq!(route_after_agent(&tools, &s), TOOLS);
+        assert_eq!(route_after_agent(&tools, &p, &s), TOOLS);
         // Unknown tools are never held: the tools node reports them.
         let unknown = ToolCall {
             id: "x".into(),
@@ -108,7 +131,10 @@ mod tests {
             name: "nope".into(),
             arguments: json!({}),
         };
-        assert_eq!(route_after_agent(&tools, &with_calls(vec![unknown])), TOOLS);
+        assert_eq!(
+            route_after_agent(&tools, &p, &with_calls(vec![unknown])),
+            TOOLS
+        );
     }
 
     #[test]

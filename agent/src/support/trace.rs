@@ -25,6 +25,12 @@ fn pending_of(interrupts: &[Interrupt]) -> Vec<PendingToolCall> {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned(),
+            rule: i
+                .value
+                .get("rule")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
         })
         .collect()
 }

@@ -1,5 +1,7 @@
-//! `ticket_create`: opens a support ticket; complaints and refunds wait for
-//! a supervisor's approval; the tool-call id is the idempotency key.
+//! `ticket_create`: opens a support ticket; the tool-call id is the
+//! idempotency key. Which tickets wait for a supervisor is the approval
+//! policy's to say (`crate::policy`; by default complaints, refunds and
+//! tickets whose category contradicts the customer's words).
 
 use std::sync::Arc;
 
@@ -50,14 +52,6 @@ impl TypedTool for TicketCreate {
     const DESCRIPTION: &'static str = "Open a support ticket. category is one of complaint, refund, inquiry, \
          other; order_id (e.g. ORD-123) when it concerns an order; summary says what the customer needs. \
          Complaint and refund tickets wait for a supervisor's approval.";
-
-    fn approval_reason(&self, args: &TicketArgs) -> Option<String> {
-        match args.category.trim().to_lowercase().as_str() {
-            "complaint" => Some("complaint tickets are reviewed by a supervisor".to_owned()),
-            "refund" => Some("refunds need a supervisor's approval".to_owned()),
-            _ => None,
-        }
-    }
 
     async fn run(&self, ctx: &ToolContext, args: TicketArgs) -> Result<Value, ToolError> {
         let category = category_of(&args.category)?;
@@ -119,28 +113,6 @@ impl TypedTool for TicketCreate {
 mod tests {
     use super::*;
     use crate::tool::Tool;
-
-    fn tool() -> TicketCreate {
-        TicketCreate(Arc::new(crate::testing::FakeBackend::default()))
-    }
-
-    #[test]
-    fn complaints_and_refunds_need_approval() {
-        let t = tool();
-        for (category, held) in [
-            ("complaint", true),
-            ("Refund", true),
-            ("inquiry", false),
-            ("other", false),
-        ] {
-            let args = json!({"category": category, "summary": "s"});
-            assert_eq!(
-                Tool::approval_reason(&t, &args).is_some(),
-                held,
-                "{category}"
-            );
-        }
-    }
 
     #[tokio::test]
     async fn the_same_call_id_opens_one_ticket() {

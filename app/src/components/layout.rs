@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_location;
 
+use crate::pages::approvals::notify::PendingNotice;
 use crate::session::api::Logout;
 use crate::session::{reload_to, Session};
 
@@ -76,6 +77,7 @@ fn Header(session: Session) -> impl IntoView {
                             >
                                 "Approvals"
                             </a>
+                            <PendingNotice/>
                             <a
                                 href="/accounts"
                                 data-testid="nav-accounts"

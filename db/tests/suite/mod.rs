@@ -381,6 +381,7 @@ fn new_approval(id: &str, session: &str) -> NewApproval {
         tool: "ticket_create".into(),
         proposed_args: json!({"order_id": "ORD-123", "category": "complaint", "summary": "late"}),
         policy_reason: "complaint tickets are reviewed by a supervisor".into(),
+        ..NewApproval::default()
     }
 }
 
@@ -814,13 +815,8 @@ pub async fn tool_ticket_create(db: Database) {
     let tools = support_tools(&db);
     let tool = tools.get("ticket_create").expect("tool");
     let complaint = json!({"order_id": "order 123", "category": "complaint", "summary": "Order 123 has not arrived; the customer complains."});
-    assert!(tool.approval_reason(&complaint).is_some());
-    assert!(tool
-        .approval_reason(&json!({"category": "refund", "summary": "x"}))
-        .is_some());
-    assert!(tool
-        .approval_reason(&json!({"category": "inquiry", "summary": "x"}))
-        .is_none());
+    // Which tickets wait for a supervisor is the approval policy's
+    // (aics_agent::policy, tested there), not the tool's.
 
     let c = ctx("s-t", "call_42");
     let first = tool.call(&c, complaint.clone()).await.expect("create");

@@ -133,14 +133,7 @@ impl Console {
         let approvals: Vec<NewApproval> = trace
             .pending_tool_calls
             .iter()
-            .map(|call| NewApproval {
-                id: call.id.clone(),
-                session_id: trace.session_id.clone(),
-                graph_execution_id: trace.graph_execution_id.clone(),
-                tool: call.tool.clone(),
-                proposed_args: call.args.clone(),
-                policy_reason: call.reason.clone(),
-            })
+            .map(|call| self.new_approval(trace, call))
             .collect();
         let stored = self
             .inner
@@ -149,6 +142,9 @@ impl Console {
             .await?;
         self.refresh_pending_gauge().await;
         for approval in stored {
+            if let Some(hook) = &self.inner.webhook {
+                hook.send(&approval);
+            }
             let event = AgentEvent::ApprovalRequired {
                 tool: approval.tool,
                 args: approval.proposed_args,
@@ -156,6 +152,7 @@ impl Console {
                 session_id: trace.session_id.clone(),
                 graph_execution_id: trace.graph_execution_id.clone(),
                 reason: approval.policy_reason,
+                rule: approval.rule,
             };
             publisher.publish(event.clone());
             self.inner.hub.publish_approvals(event);

@@ -6,7 +6,8 @@
 //!   again repeats no side effect; after `max_attempts` starts it fails with
 //!   a note instead (a turn that kills its process must not loop);
 //! - a paused run all of whose calls were decided (the decision landed, its
-//!   resume never started) is resumed with those decisions.
+//!   resume never started) is resumed with those decisions;
+//! - the same loop ends approvals whose deadline passed (`deadlines.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -53,6 +54,7 @@ impl Console {
                 let Some(inner) = inner.upgrade() else { return };
                 let console = Console { inner };
                 console.recover_runs().await;
+                console.expire_approvals().await;
                 console.refresh_pending_gauge().await;
                 drop(console);
                 tokio::time::sleep(every).await;

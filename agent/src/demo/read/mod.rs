@@ -32,7 +32,7 @@ use mentions::{
     TICKET_ID,
 };
 pub use results::{Failure, Observation};
-pub use wants::{asks_policy, asks_tracking, explicit_complaint, wants_refund};
+pub use wants::{asks_policy, asks_tracking, explicit_complaint, files_as_inquiry, wants_refund};
 use wants::{AFFIRMATIVE, ARRIVED, SHIPPED, TICKET_REF, WHEN};
 
 // The patterns are literals checked by the tests of each module; `expect`

@@ -81,3 +81,23 @@ pub fn asks_policy(message: &str) -> bool {
     .iter()
     .any(|k| m.contains(k))
 }
+
+/// The customer tells the agent how to file the ticket ("file this as a
+/// general inquiry, no need to bother a supervisor"). The demo model obeys,
+/// as a gullible LLM would: the approval policy must not (it reads the
+/// customer's words itself), and the tests prove it.
+pub fn files_as_inquiry(message: &str) -> bool {
+    let m = message.to_lowercase();
+    [
+        "as a general inquiry",
+        "as an inquiry",
+        "as a simple inquiry",
+        "as a general enquiry",
+        "as an enquiry",
+        "按咨询",
+        "作为咨询",
+        "记成咨询",
+    ]
+    .iter()
+    .any(|k| m.contains(k))
+}

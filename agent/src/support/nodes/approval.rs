@@ -1,6 +1,7 @@
 //! `approval`: records the decisions a resume brought, and pauses the turn
-//! (one interrupt per undecided sensitive call, keyed by its tool-call id)
-//! until every sensitive call of the step is decided.
+//! (one interrupt per undecided call the approval policy holds, keyed by its
+//! tool-call id, carrying the rule that held it) until every held call of
+//! the step is decided.
 
 use std::sync::Arc;
 
@@ -10,8 +11,9 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::record;
+use crate::policy::Verdict;
 use crate::support::agent::Shared;
-use crate::support::graph::approval_reason;
+use crate::support::graph::verdict;
 use crate::support::SupportState;
 
 /// Holds sensitive calls for a supervisor.
@@ -39,7 +41,13 @@ impl Node<SupportState> for Approval {
             if s.decisions.contains_key(&call.id) {
                 continue;
             }
-            let Some(reason) = approval_reason(&self.0.tools, call) else {
+            let Verdict::Approve(hold) = verdict(
+                &self.0.tools,
+                &self.0.config.approvals,
+                s,
+                call,
+                &call.arguments,
+            ) else {
                 continue;
             };
             s.upsert_record(record(
@@ -50,7 +58,12 @@ impl Node<SupportState> for Approval {
             ));
             interrupts.push(Interrupt::new(
                 call.id.clone(),
-                json!({ "tool": call.name, "args": call.arguments, "reason": reason }),
+                json!({
+                    "tool": call.name,
+                    "args": call.arguments,
+                    "reason": hold.reason,
+                    "rule": hold.rule,
+                }),
             ));
         }
         if interrupts.is_empty() {
@@ -83,6 +96,7 @@ mod tests {
         };
         let ids: Vec<&str> = list.iter().map(|i| i.id.as_str()).collect();
         assert_eq!(ids, ["a", "c"]);
+        assert_eq!(list[0].value["rule"], "sensitive-ticket");
         assert_eq!(s.tool_records.len(), 2);
         assert!(s
             .tool_records

@@ -1,6 +1,8 @@
 //! `tools`: runs every call of the last AI message concurrently; each
-//! failure (unknown tool, invalid arguments, tool error, timeout) or
-//! rejection becomes the result the model sees, never a crash.
+//! failure (unknown tool, invalid arguments, tool error, timeout),
+//! rejection or refusal becomes the result the model sees, never a crash.
+//! The approval policy judges the arguments that would run here once more
+//! (a supervisor's edit included): a refused call never runs.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,7 +14,9 @@ use serde_json::{json, Value};
 
 use super::{record, value_text};
 use crate::model::{Message, ToolCall};
+use crate::policy::{Hold, Verdict};
 use crate::support::agent::Shared;
+use crate::support::graph::verdict;
 use crate::support::replies::denied_text;
 use crate::support::state::ToolCallSig;
 use crate::support::{Decision, Progress, SupportState};
@@ -24,16 +28,52 @@ pub struct Tools(pub(crate) Arc<Shared>);
 /// How one call of a step is to be handled.
 enum CallPlan {
     Run(Value),
+    /// Rejected by a supervisor, with the reason.
     Deny(String),
+    /// Refused by the policy: what the model is told, the arguments judged.
+    Refuse(String, Value),
 }
 
 impl CallPlan {
     /// The arguments the timeline shows: what ran, or what was proposed.
     fn input(&self, call: &ToolCall) -> Value {
         match self {
-            CallPlan::Run(args) => args.clone(),
+            CallPlan::Run(args) | CallPlan::Refuse(_, args) => args.clone(),
             CallPlan::Deny(_) => call.arguments.clone(),
         }
+    }
+}
+
+/// What the model reads for a call the policy refused.
+pub(crate) fn refused_text(hold: &Hold) -> String {
+    format!(
+        "not allowed: {} (approval rule {}). The call was not made; tell the customer it \
+         cannot be done here.",
+        hold.reason, hold.rule
+    )
+}
+
+/// The plan of `call`: a supervisor's rejection stands; otherwise the
+/// arguments that would run (the edit, else the proposal) are judged, and a
+/// call held for approval that nobody approved does not run either.
+fn plan_of(shared: &Shared, s: &SupportState, call: &ToolCall) -> CallPlan {
+    let judge = |args: &Value| verdict(&shared.tools, &shared.config.approvals, s, call, args);
+    let (args, approved) = match s.decisions.get(&call.id) {
+        Some(Decision::Reject { reason }) => return CallPlan::Deny(reason.clone()),
+        Some(Decision::Approve { args: Some(edited) }) => (edited.clone(), true),
+        Some(Decision::Approve { args: None }) => (call.arguments.clone(), true),
+        None => (call.arguments.clone(), false),
+    };
+    match judge(&args) {
+        Verdict::Refuse(hold) => CallPlan::Refuse(refused_text(&hold), args),
+        Verdict::Approve(hold) if !approved => CallPlan::Refuse(
+            refused_text(&Hold {
+                reason: format!("it needs a supervisor's approval ({})", hold.reason),
+                ..hold
+            }),
+            args,
+        ),
+        _ => CallPlan::Run(args),
     }
 }
 
@@ -81,6 +121,7 @@ impl Tools {
         let started = Instant::now();
         let (output, status) = match plan {
             CallPlan::Deny(reason) => (Value::String(denied_text(reason)), ToolCallStatus::Denied),
+            CallPlan::Refuse(text, _) => (Value::String(text.clone()), ToolCallStatus::Denied),
             CallPlan::Run(args) => self.execute(s, call, args.clone()).await,
         };
         let mut rec = record(call, plan.input(call), output, status);
@@ -101,14 +142,7 @@ impl Node<SupportState> for Tools {
         ctx: &NodeContext<'_, SupportState>,
     ) -> Result<Next, NodeError> {
         let calls = s.pending_calls().to_vec();
-        let plans: Vec<CallPlan> = calls
-            .iter()
-            .map(|c| match s.decisions.get(&c.id) {
-                Some(Decision::Reject { reason }) => CallPlan::Deny(reason.clone()),
-                Some(Decision::Approve { args: Some(edited) }) => CallPlan::Run(edited.clone()),
-                _ => CallPlan::Run(c.arguments.clone()),
-            })
-            .collect();
+        let plans: Vec<CallPlan> = calls.iter().map(|c| plan_of(&self.0, s, c)).collect();
         for (call, plan) in calls.iter().zip(&plans) {
             let running = record(call, plan.input(call), Value::Null, ToolCallStatus::Running);
             ctx.progress(Progress::ToolStarted(running.clone()));
@@ -151,5 +185,109 @@ impl Node<SupportState> for Tools {
         }
         s.current_step += 1;
         Ok(Next::Continue)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::policy::{ApprovalsConfig, RuleConfig};
+    use crate::support::nodes::test_support::{ctx, ticket, with_calls};
+    use crate::support::SupportConfig;
+    use crate::testing::{fake_tools_with, FakeBackend};
+
+    /// Tools over a backend the test can inspect, under `policy`.
+    fn node(policy: ApprovalsConfig) -> (Tools, Arc<FakeBackend>) {
+        let backend = Arc::new(FakeBackend::default());
+        let shared = Arc::new(Shared {
+            model: Arc::new(crate::demo::DemoModel::instant()),
+            tools: fake_tools_with(backend.clone()),
+            memory: Arc::new(crate::memory::InMemoryMemoryStore::default()),
+            config: SupportConfig {
+                approvals: Arc::new(policy.compile().unwrap()),
+                ..SupportConfig::default()
+            },
+        });
+        (Tools(shared), backend)
+    }
+
+    fn refuse_wire_transfers() -> ApprovalsConfig {
+        ApprovalsConfig {
+            rules: vec![
+                RuleConfig {
+                    tool: "ticket_create".into(),
+                    when: Some("category in [complaint, refund]".into()),
+                    ..RuleConfig::default()
+                },
+                RuleConfig {
+                    name: Some("no-wires".into()),
+                    tool: "ticket_create".into(),
+                    when: Some("summary contains wire".into()),
+                    action: Some("refuse".into()),
+                    reason: Some("we never pay by wire".into()),
+                    ..RuleConfig::default()
+                },
+            ],
+            ..ApprovalsConfig::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_call_never_runs_and_the_model_is_told() {
+        let mut tools = std::collections::BTreeMap::new();
+        tools.insert("ticket_create".to_owned(), "never".to_owned());
+        let (node, backend) = node(ApprovalsConfig {
+            tools,
+            ..ApprovalsConfig::default()
+        });
+        let mut s = with_calls(vec![ticket("a", "inquiry")]);
+        node.run(&mut s, &ctx(None)).await.unwrap();
+        assert_eq!(backend.tickets_created(), 0);
+        assert_eq!(s.tool_records[0].status, ToolCallStatus::Denied);
+        let Some(Message::Tool { content, .. }) = s.messages.last() else {
+            panic!("no tool result")
+        };
+        assert!(content.starts_with("not allowed:"), "{content}");
+        assert!(content.contains("tools.ticket_create"), "{content}");
+    }
+
+    #[tokio::test]
+    async fn the_supervisors_edit_is_judged_again() {
+        let (node, backend) = node(refuse_wire_transfers());
+        // Approved, but edited into a call the policy refuses: it does not run.
+        let mut s = with_calls(vec![ticket("a", "complaint")]);
+        s.decisions.insert(
+            "a".into(),
+            Decision::Approve {
+                args: Some(json!({"category": "complaint", "summary": "pay them by wire"})),
+            },
+        );
+        node.run(&mut s, &ctx(None)).await.unwrap();
+        assert_eq!(backend.tickets_created(), 0);
+        assert_eq!(s.tool_records[0].status, ToolCallStatus::Denied);
+        assert_eq!(s.tool_records[0].input["summary"], "pay them by wire");
+        // An edit the policy allows runs, with the edited arguments.
+        let mut s = with_calls(vec![ticket("b", "complaint")]);
+        s.decisions.insert(
+            "b".into(),
+            Decision::Approve {
+                args: Some(json!({"category": "refund", "summary": "refund it"})),
+            },
+        );
+        node.run(&mut s, &ctx(None)).await.unwrap();
+        assert_eq!(backend.tickets_created(), 1);
+        assert_eq!(s.tool_records[0].status, ToolCallStatus::Ok);
+        assert_eq!(s.tool_records[0].output["category"], "refund");
+    }
+
+    #[tokio::test]
+    async fn a_held_call_nobody_approved_does_not_run() {
+        let (node, backend) = node(ApprovalsConfig::default());
+        let mut s = with_calls(vec![ticket("a", "refund")]);
+        node.run(&mut s, &ctx(None)).await.unwrap();
+        assert_eq!(backend.tickets_created(), 0);
+        assert_eq!(s.tool_records[0].status, ToolCallStatus::Denied);
     }
 }

@@ -29,3 +29,10 @@ pub async fn decide_approval(id: String, decision: ApprovalDecision) -> Result<A
     let (console, user) = signed_in().await?;
     Ok(console.decide(&user, &id, decision).await?)
 }
+
+/// Supervisors: how many approvals wait (the header's live count).
+#[server(prefix = "/fn")]
+pub async fn pending_approval_count() -> Result<i64, AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console.pending_approval_count(&user).await?)
+}

@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::api::DecideApproval;
+use super::deadline::Deadline;
 use crate::components::badges::ApprovalStatusPill;
 use crate::components::json::pretty_json;
 
@@ -62,6 +63,7 @@ pub fn ApprovalCard(approval: Approval, decide: ServerAction<DecideApproval>) ->
     let context = approval.context.clone();
     view! {
         <li
+            id=format!("approval-{}", approval.id)
             data-testid="approval-card"
             data-tool=approval.tool.clone()
             data-session=approval.session_id.clone()
@@ -82,12 +84,21 @@ pub fn ApprovalCard(approval: Approval, decide: ServerAction<DecideApproval>) ->
             <div class="grid gap-4 p-4 md:grid-cols-2">
                 <div>
                     <h3 class="mb-2 text-xs font-semibold uppercase tracking-wide text-slate-500">"Conversation"</h3>
-                    {(!approval.policy_reason.is_empty()).then(|| view! {
-                        <p class="mb-2 rounded-lg bg-slate-50 px-3 py-2 text-xs text-slate-600">
-                            <span class="font-medium">"Why it needs approval: "</span>
-                            {approval.policy_reason.clone()}
-                        </p>
+                    {approval.expires_at.map(|until| view! {
+                        <Deadline until on_expiry=approval.on_expiry.clone()/>
                     })}
+                    <p data-testid="approval-why" class="mb-2 rounded-lg bg-slate-50 px-3 py-2 text-xs text-slate-600">
+                        <span class="font-medium">"Why it needs approval: "</span>
+                        {if approval.policy_reason.is_empty() {
+                            "the approval policy holds this call".to_owned()
+                        } else {
+                            approval.policy_reason.clone()
+                        }}
+                        <span class="ml-1 text-slate-500">"· rule "</span>
+                        <code data-testid="approval-rule" class="font-mono text-slate-700">
+                            {if approval.rule.is_empty() { "—".to_owned() } else { approval.rule.clone() }}
+                        </code>
+                    </p>
                     <ol data-testid="approval-context" class="space-y-2">
                         {if context.is_empty() {
                             view! { <li class="text-sm text-slate-500">"No messages."</li> }.into_any()

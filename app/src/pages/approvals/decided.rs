@@ -15,6 +15,7 @@ pub fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
                     <tr>
                         <th scope="col" class="px-3 py-2 font-medium">"Decision"</th>
                         <th scope="col" class="px-3 py-2 font-medium">"Tool"</th>
+                        <th scope="col" class="px-3 py-2 font-medium">"Rule"</th>
                         <th scope="col" class="px-3 py-2 font-medium">"Conversation"</th>
                         <th scope="col" class="px-3 py-2 font-medium">"By"</th>
                         <th scope="col" class="px-3 py-2 font-medium">"Reason"</th>
@@ -38,6 +39,7 @@ pub fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
                                         {edited.then(|| view! { <span class="ml-1 text-xs text-slate-500">"(edited)"</span> })}
                                     </td>
                                     <td class="px-3 py-2 font-mono text-xs">{a.tool.clone()}</td>
+                                    <td class="px-3 py-2 font-mono text-xs text-slate-600">{a.rule.clone()}</td>
                                     <td class="max-w-48 truncate px-3 py-2">
                                         <a class="text-indigo-600 hover:underline" href=format!("/c/{}", a.session_id)>
                                             {a.session_id.clone()}

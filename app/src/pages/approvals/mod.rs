@@ -6,11 +6,15 @@
 //! - this file: the page and the live queue.
 //! - [`card`]: one pending approval, with editable arguments.
 //! - [`decided`]: the table of recent decisions.
+//! - [`deadline`]: a card's deadline and its countdown.
+//! - [`notify`]: the header's live count, tab title and desktop notices.
 //! - [`api`]: the server functions.
 
 pub mod api;
 mod card;
+pub mod deadline;
 mod decided;
+pub mod notify;
 
 use leptos::prelude::*;
 

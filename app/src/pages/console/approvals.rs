@@ -83,7 +83,13 @@ fn PendingCall(
                     <code class="font-mono">{call.tool.clone()}</code>
                 </p>
             </div>
-            {(!call.reason.is_empty()).then(|| view! { <p class="mt-1 text-xs text-amber-800">{call.reason.clone()}</p> })}
+            <p class="mt-1 text-xs text-amber-800">
+                {call.reason.clone()}
+                {(!call.rule.is_empty()).then(|| view! {
+                    <span class="ml-1 text-amber-700">"· rule "</span>
+                    <code data-testid="approval-inline-rule" class="font-mono">{call.rule.clone()}</code>
+                })}
+            </p>
             <details class="mt-2">
                 <summary class="cursor-pointer text-xs font-medium text-amber-900">"Proposed arguments"</summary>
                 <div class="mt-1.5">

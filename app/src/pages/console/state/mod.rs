@@ -260,6 +260,7 @@ impl ConversationState {
                 id,
                 session_id,
                 reason,
+                rule,
                 ..
             } => {
                 if session_id != self.session_id {
@@ -287,6 +288,7 @@ impl ConversationState {
                         tool,
                         args,
                         reason,
+                        rule,
                     });
                 }
                 Effects::refresh()

@@ -98,6 +98,7 @@ fn pending(id: &str) -> PendingToolCall {
         tool: "ticket_create".into(),
         args: json!({"order_id": "ORD-123"}),
         reason: "creates a ticket".into(),
+        rule: "sensitive-ticket".into(),
     }
 }
 
@@ -145,6 +146,7 @@ fn approval_required(id: &str) -> AgentEvent {
         session_id: SID.into(),
         graph_execution_id: "g-1".into(),
         reason: p.reason,
+        rule: p.rule,
     }
 }
 
