@@ -117,6 +117,7 @@ pub mod audit;
 pub mod checkpoints;
 pub mod commerce;
 pub mod group_commit;
+pub mod handling;
 pub mod memories;
 pub mod passwords;
 pub mod relay;
@@ -179,6 +180,10 @@ pub enum DbError {
         /// What it was decided as: `approved` or `rejected`.
         status: String,
     },
+    /// The change conflicts with the current state, e.g. a conversation
+    /// another agent took already (409); nothing was written.
+    #[error("{0}")]
+    Conflict(String),
     /// The approval token is wrong or was already used (403).
     #[error("the approval token is invalid or was already used")]
     InvalidToken,

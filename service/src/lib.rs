@@ -26,6 +26,8 @@
 //! - `turns`: the turn lifecycle — starting a turn (one run per
 //!   conversation, across instances), the run's task with its lease, storing
 //!   and announcing its outcome, cancelling, recovering runs whose owner died.
+//! - `takeover`: human takeover — handling changes over the one table of
+//!   transitions, agents' replies, internal notes, the waiting count.
 //! - `approvals`: listing and deciding approvals; the last decision of a
 //!   paused run resumes it, exactly once.
 //! - `hub`: each conversation's live events, sequenced, with a replay
@@ -48,6 +50,7 @@ mod approvals;
 mod conversations;
 mod housekeeping;
 mod hub;
+mod takeover;
 mod turns;
 
 use std::collections::HashMap;

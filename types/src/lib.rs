@@ -11,6 +11,8 @@
 //! - [`event`]: what a running turn reports as it goes ([`AgentEvent`]).
 //! - [`console`]: what the console shows besides traces: conversations,
 //!   messages, approvals, checkpoints, users, API errors.
+//! - [`handling`]: who handles a conversation, the table of allowed
+//!   handling transitions, and the customer channel's view.
 //! - [`accounts`]: named accounts, the audit log, and the rules for
 //!   usernames, new passwords and free text (no control characters).
 //! - [`commerce`]: the shop's data the tools read and write: customers,
@@ -21,12 +23,14 @@ pub mod accounts;
 pub mod commerce;
 pub mod console;
 pub mod event;
+pub mod handling;
 pub mod trace;
 
 pub use accounts::*;
 pub use commerce::*;
 pub use console::*;
 pub use event::*;
+pub use handling::*;
 pub use trace::*;
 
 /// A point in time, always UTC, serialised as RFC 3339.

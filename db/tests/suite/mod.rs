@@ -15,6 +15,9 @@ use serde_json::{json, Value};
 mod security;
 pub use security::*;
 
+mod takeover;
+pub use takeover::*;
+
 mod writes;
 pub use writes::{
     a_turn_begins_all_at_once_or_not_at_all, group_commit_fails_only_the_caller_whose_row_fails,
@@ -168,19 +171,15 @@ pub async fn conversations_and_messages(db: Database) {
         None
     );
 
-    db.set_handling("s-1", HandlingState::WaitingApproval)
+    let resolved = db
+        .change_handling("s-1", aics_types::HandlingAction::Resolve, "alice")
         .await
-        .expect("set");
-    assert_eq!(
-        db.conversation("s-1")
-            .await
-            .expect("get")
-            .expect("some")
-            .handling,
-        HandlingState::WaitingApproval
-    );
+        .expect("resolve");
+    assert_eq!(resolved.summary.handling, HandlingState::Closed);
+    assert_eq!(resolved.line.author.as_deref(), Some("alice"));
     assert!(matches!(
-        db.set_handling("nope", HandlingState::Closed).await,
+        db.change_handling("nope", aics_types::HandlingAction::Resolve, "alice")
+            .await,
         Err(DbError::NotFound(_))
     ));
     assert!(matches!(
@@ -193,7 +192,7 @@ pub async fn conversations_and_messages(db: Database) {
         .await
         .expect("detail")
         .expect("some");
-    assert_eq!(detail.messages.len(), 2);
+    assert_eq!(detail.messages.len(), 3, "the resolution is a timeline line");
 
     let untitled = db
         .ensure_conversation("s-untitled", None, "")

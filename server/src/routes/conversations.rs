@@ -2,7 +2,8 @@
 
 use aics_service::Console;
 use aics_types::{
-    ChatRequest, ChatTurnTraceResult, ConversationDetail, ConversationSummary, TurnDetail, UserInfo,
+    ChatMessage, ChatRequest, ChatTurnTraceResult, ConversationDetail, ConversationSummary,
+    HandlingRequest, MessageAccepted, TurnDetail, UserInfo,
 };
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -28,6 +29,13 @@ pub fn router() -> Router<AppState> {
             post(post_message),
         )
         .route("/api/conversations/{session_id}/turns", get(turns))
+        .route(
+            "/api/conversations/{session_id}/handling",
+            post(change_handling),
+        )
+        .route("/api/conversations/{session_id}/replies", post(reply))
+        .route("/api/conversations/{session_id}/notes", post(note))
+        .route("/api/handling/waiting", get(waiting))
         .route("/api/chat", post(chat))
         .route("/api/chat/stream", post(chat_stream))
         .route("/api/turns/{graph_execution_id}", get(turn))
@@ -73,23 +81,74 @@ struct NewMessage {
     message: String,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Accepted {
-    graph_execution_id: String,
-}
-
-/// Stores the message and starts the turn; 202 with the run's id.
+/// Stores the message and starts the turn; 202 with the run's id (none,
+/// and `heldBy`, while a person holds the conversation).
 async fn post_message(
     State(console): State<Console>,
     Extension(user): Extension<UserInfo>,
     Path(session_id): Path<String>,
     Json(body): Json<NewMessage>,
-) -> Result<(StatusCode, Json<Accepted>), HttpError> {
-    let graph_execution_id = console
+) -> Result<(StatusCode, Json<MessageAccepted>), HttpError> {
+    let accepted = console
         .send_message(&user, &session_id, &body.message)
         .await?;
-    Ok((StatusCode::ACCEPTED, Json(Accepted { graph_execution_id })))
+    Ok((StatusCode::ACCEPTED, Json(accepted)))
+}
+
+/// Take over, hand back, resolve or reopen (409 when not allowed now).
+async fn change_handling(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path(session_id): Path<String>,
+    Json(body): Json<HandlingRequest>,
+) -> Result<Json<ConversationSummary>, HttpError> {
+    Ok(Json(
+        console
+            .change_handling(&user, &session_id, body.action)
+            .await?,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StaffText {
+    text: String,
+}
+
+/// The holder's reply to the customer (409 unless they hold it).
+async fn reply(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path(session_id): Path<String>,
+    Json(body): Json<StaffText>,
+) -> Result<(StatusCode, Json<ChatMessage>), HttpError> {
+    let message = console
+        .reply_as_agent(&user, &session_id, &body.text)
+        .await?;
+    Ok((StatusCode::CREATED, Json(message)))
+}
+
+/// An internal note (never shown to the customer).
+async fn note(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path(session_id): Path<String>,
+    Json(body): Json<StaffText>,
+) -> Result<(StatusCode, Json<ChatMessage>), HttpError> {
+    let message = console.add_note(&user, &session_id, &body.text).await?;
+    Ok((StatusCode::CREATED, Json(message)))
+}
+
+#[derive(Serialize)]
+struct Waiting {
+    count: u64,
+}
+
+/// How many conversations wait for a person.
+async fn waiting(State(console): State<Console>) -> Result<Json<Waiting>, HttpError> {
+    Ok(Json(Waiting {
+        count: console.waiting_for_human().await?,
+    }))
 }
 
 /// `POST /api/chat`: the trace once the turn ends or pauses.

@@ -75,6 +75,16 @@ fn Avatar() -> impl IntoView {
     }
 }
 
+/// Up to two letters of a staff member's name, for their avatar.
+fn initials(name: Option<&str>) -> String {
+    name.unwrap_or("?")
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .take(2)
+        .collect::<String>()
+        .to_uppercase()
+}
+
 /// One message of the transcript.
 #[component]
 fn MessageLine(message: ChatMessage, chat: Chat) -> impl IntoView {
@@ -126,6 +136,29 @@ fn MessageLine(message: ChatMessage, chat: Chat) -> impl IntoView {
         MessageRole::System => view! {
             <li data-role="system" class="self-center rounded-full bg-slate-200/70 px-3 py-1 text-xs text-slate-600">
                 {message.content}
+            </li>
+        }
+        .into_any(),
+        MessageRole::Agent => view! {
+            <li data-role="agent" class="flex gap-2">
+                <span aria-hidden="true" class="mt-1 grid h-7 w-7 shrink-0 place-items-center rounded-full bg-sky-700 text-[11px] font-bold text-white">
+                    {initials(message.author.as_deref())}
+                </span>
+                <div class="min-w-0 max-w-[85%]">
+                    <p class="mb-0.5 text-xs text-slate-500">{message.author.clone().unwrap_or_default()}</p>
+                    <div data-testid="agent-text" class="whitespace-pre-wrap break-words rounded-2xl rounded-tl-md border border-sky-200 bg-sky-50 px-4 py-2 text-sm text-slate-800 shadow-sm">
+                        {message.content}
+                    </div>
+                </div>
+            </li>
+        }
+        .into_any(),
+        MessageRole::Note => view! {
+            <li data-role="note" class="mx-auto w-full max-w-[85%] rounded-lg border border-amber-200 bg-amber-50 px-3 py-2 text-sm text-amber-900">
+                <p class="text-xs font-medium">
+                    "Internal note · " {message.author.clone().unwrap_or_default()} " · not shown to the customer"
+                </p>
+                <p data-testid="note-text" class="whitespace-pre-wrap break-words">{message.content}</p>
             </li>
         }
         .into_any(),
