@@ -114,6 +114,7 @@ pub mod approvals;
 #[macro_use]
 pub mod conversations;
 pub mod audit;
+pub mod channel;
 pub mod checkpoints;
 pub mod commerce;
 pub mod group_commit;

@@ -28,6 +28,8 @@
 //!   and announcing its outcome, cancelling, recovering runs whose owner died.
 //! - `takeover`: human takeover — handling changes over the one table of
 //!   transitions, agents' replies, internal notes, the waiting count.
+//! - `channel`: the customer channel — link tokens, the start page's
+//!   customer, the customer's view, messages and filtered live events.
 //! - `approvals`: listing and deciding approvals; the last decision of a
 //!   paused run resumes it, exactly once.
 //! - `hub`: each conversation's live events, sequenced, with a replay
@@ -47,6 +49,7 @@ pub mod streams;
 
 mod accounts;
 mod approvals;
+mod channel;
 mod conversations;
 mod housekeeping;
 mod hub;
@@ -74,6 +77,7 @@ pub use auth::{
     bearer_token, ClientAddr, Credential, SignedIn, API_USER, SECURE_SESSION_COOKIE, SESSION_COOKIE,
 };
 pub use config::{ConsoleConfig, ThrottlePolicy};
+pub use channel::CustomerStream;
 pub use conversations::{EventStream, LiveEvent};
 pub use error::ServiceError;
 pub use hub::EventId;
@@ -107,6 +111,8 @@ struct Inner {
     idle: Notify,
     /// Open event streams per user.
     streams: Arc<streams::StreamLimiter>,
+    /// The customer channel's message and start rates.
+    chat_limits: channel::ChatLimits,
 }
 
 impl std::fmt::Debug for Console {
@@ -195,6 +201,7 @@ impl Console {
                 in_flight: AtomicUsize::new(0),
                 idle: Notify::new(),
                 streams: Arc::default(),
+                chat_limits: channel::ChatLimits::default(),
             }),
         };
         console.refresh_pending_gauge().await;
