@@ -11,6 +11,8 @@
 //!     ([`pages::console::state`]).
 //!   - [`pages::approvals`]: `/approvals`, the supervisors' live queue and
 //!     the record of decisions.
+//!   - [`pages::chat`]: `/chat` and `/chat/{token}`, the customer's side
+//!     (no staff navigation; frameable by the widget).
 //!   - [`pages::turn`]: `/turns/{id}`, one turn's step history.
 //!   - [`pages::login`]: `/login`, the sign-in form.
 //!   - [`pages::account`]: `/account`, one's own password and sessions.
@@ -100,6 +102,12 @@ pub fn App() -> impl IntoView {
                     <Route
                         path=StaticSegment("accounts")
                         view=pages::accounts::AccountsPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route path=StaticSegment("chat") view=pages::chat::ChatStartPage ssr=SsrMode::Async/>
+                    <Route
+                        path=(StaticSegment("chat"), ParamSegment("token"))
+                        view=pages::chat::CustomerChatPage
                         ssr=SsrMode::Async
                     />
                     <Route

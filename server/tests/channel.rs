@@ -151,3 +151,64 @@ async fn a_wrong_token_is_a_404_and_the_start_page_makes_a_link() {
         .unwrap();
     assert_eq!(bad.status(), 400);
 }
+
+/// The customer pages may be framed by this server and the embed origins;
+/// staff pages by nobody; the widget script loads cross-origin.
+#[tokio::test]
+async fn only_the_customer_pages_are_frameable() {
+    let dir = workdir("frames");
+    let server = Server::start(
+        &format!("sqlite://{}/aics.db", dir.display()),
+        &dir.join("server.log"),
+        &[("AICS_EMBED_ORIGINS", "https://shop.example")],
+    )
+    .await;
+    let client = reqwest::Client::new();
+    let page = client.get(server.url("/chat")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains("frame-ancestors 'self' https://shop.example"), "{csp}");
+    assert!(page.headers().get("x-frame-options").is_none());
+    let body = page.text().await.unwrap();
+    assert!(body.contains("customer-page") && !body.contains("nav-approvals"));
+
+    let staff = client.get(server.url("/login")).send().await.unwrap();
+    let csp = staff.headers()["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(staff.headers()["x-frame-options"], "DENY");
+
+    let widget = client.get(server.url("/widget.js")).send().await.unwrap();
+    assert_eq!(widget.status(), 200);
+    assert_eq!(widget.headers()["cross-origin-resource-policy"], "cross-origin");
+    assert!(widget.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/javascript"));
+    assert!(widget.text().await.unwrap().contains("/chat"));
+
+    // A customer's link renders their conversation on the server.
+    let r = client
+        .post(server.url("/api/channel/start"))
+        .json(&json!({"name": "Li", "email": "li@example.com", "lang": "zh"}))
+        .send()
+        .await
+        .unwrap();
+    let link: serde_json::Value = r.json().await.unwrap();
+    let page = client
+        .get(server.url(link["path"].as_str().unwrap()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let body = page.text().await.unwrap();
+    assert!(body.contains("请输入消息"), "the page speaks the customer's language");
+    let missing = client
+        .get(server.url(&format!("/chat/{}", "0".repeat(64))))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(missing.contains("chat-not-found"));
+}

@@ -240,6 +240,11 @@ pub enum CustomerEvent {
 }
 
 impl CustomerEvent {
+    /// Every tag, for clients that subscribe to named SSE events.
+    pub const KINDS: [&'static str; 7] = [
+        "typing", "token", "done", "message", "handling", "failed", "resync",
+    ];
+
     /// The SSE `event:` name.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -10,6 +10,7 @@
 //! - `GET /api/channel/{token}/events` — the live events a customer may
 //!   see (tokens, replies, handling), never tool calls, traces or notes.
 //! - `POST /api/conversations/{id}/chat-link` (staff) — a new link.
+//! - `GET /widget.js` — the embed script (an iframe of `/chat`).
 
 use std::convert::Infallible;
 
@@ -37,6 +38,19 @@ pub fn open_router() -> Router<AppState> {
         .route("/api/channel/{token}", get(view))
         .route("/api/channel/{token}/messages", post(send))
         .route("/api/channel/{token}/events", get(events))
+        .route(crate::headers::WIDGET_PATH, get(widget))
+}
+
+/// The embed script (`/widget.js`): one script tag on a shop page adds the
+/// chat button and its iframe.
+async fn widget() -> impl IntoResponse {
+    (
+        [
+            (axum::http::header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (axum::http::header::CACHE_CONTROL, "public, max-age=300"),
+        ],
+        include_str!("../../assets/widget.js"),
+    )
 }
 
 /// Staff: minting a customer link.
