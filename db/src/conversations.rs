@@ -10,7 +10,7 @@ use sqlx::types::Json;
 use crate::{parse_stored, Database, DbError};
 
 #[derive(sqlx::FromRow)]
-struct SummaryRow {
+pub(crate) struct SummaryRow {
     session_id: String,
     title: String,
     handling: String,
@@ -89,7 +89,7 @@ struct TraceRow {
 /// that one statement serves the list and the single lookup.
 /// "Waiting for approval" is read from the conversation's paused run, the
 /// one place that fact is kept; the stored handling says who else handles it.
-const SUMMARY_SELECT: &str = "SELECT c.session_id, c.title, \
+pub(crate) const SUMMARY_SELECT: &str = "SELECT c.session_id, c.title, \
      CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.session_id = c.session_id \
           AND r.state = 'paused') THEN 'waiting_approval' ELSE c.handling END AS handling, \
      c.updated_at, c.assignee, c.customer_id, \

@@ -117,6 +117,7 @@ pub mod audit;
 pub mod channel;
 pub mod checkpoints;
 pub mod commerce;
+pub mod customers;
 pub mod group_commit;
 pub mod handling;
 pub mod memories;

@@ -11,6 +11,8 @@
 //! - [`event`]: what a running turn reports as it goes ([`AgentEvent`]).
 //! - [`console`]: what the console shows besides traces: conversations,
 //!   messages, approvals, checkpoints, users, API errors.
+//! - [`customers`]: the customer panel (profile, orders, tickets, past
+//!   conversations, remembered facts).
 //! - [`handling`]: who handles a conversation, the table of allowed
 //!   handling transitions, and the customer channel's view.
 //! - [`accounts`]: named accounts, the audit log, and the rules for
@@ -22,6 +24,7 @@
 pub mod accounts;
 pub mod commerce;
 pub mod console;
+pub mod customers;
 pub mod event;
 pub mod handling;
 pub mod trace;
@@ -29,6 +32,7 @@ pub mod trace;
 pub use accounts::*;
 pub use commerce::*;
 pub use console::*;
+pub use customers::*;
 pub use event::*;
 pub use handling::*;
 pub use trace::*;

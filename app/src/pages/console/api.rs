@@ -2,7 +2,7 @@
 //! [`crate::pages::approvals::api::decide_approval`].
 
 use aics_types::{
-    ChatMessage, ChatTurnTraceResult, ConversationDetail, ConversationSummary, HandlingAction,
+    ChatLink, ChatMessage, ChatTurnTraceResult, ConversationDetail, ConversationSummary, HandlingAction,
     MessageAccepted,
 };
 use leptos::prelude::*;
@@ -104,4 +104,12 @@ pub async fn add_note(session_id: String, text: String) -> Result<ChatMessage, A
 pub async fn waiting_for_human() -> Result<u64, AppError> {
     let (console, _user) = signed_in().await?;
     Ok(console.waiting_for_human().await?)
+}
+
+/// A new customer link for the conversation (the earlier one stops
+/// working); the token is shown once.
+#[server(prefix = "/fn", input = Json)]
+pub async fn new_chat_link(session_id: String) -> Result<ChatLink, AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console.chat_link(&user, &session_id).await?)
 }

@@ -6,7 +6,7 @@
 use aics_types::{HandlingAction, HandlingState};
 use leptos::prelude::*;
 
-use super::api::{AddNote, ChangeHandling, ReplyAsAgent};
+use super::api::{AddNote, ChangeHandling, NewChatLink, ReplyAsAgent};
 use super::live::Chat;
 use super::state::Effects;
 use crate::components::badges::HandlingBadge;
@@ -65,6 +65,7 @@ pub fn HandlingBar(chat: Chat, session: Session) -> impl IntoView {
                 {move || assignee.get().map(|a| format!("with {a}")).unwrap_or_default()}
             </span>
             <span class="ml-auto flex gap-2">{actions}</span>
+            <CustomerLink chat/>
             <span role="alert" data-testid="handling-error" class="w-full text-red-700 empty:hidden">
                 {move || error.get().unwrap_or_default()}
             </span>
@@ -137,5 +138,52 @@ fn StaffBox(chat: Chat, mine: Memo<bool>) -> impl IntoView {
                 </button>
             </div>
         </div>
+    }
+}
+
+/// "Customer link": mints the conversation's link for the customer and
+/// copies it (an earlier link stops working).
+#[component]
+fn CustomerLink(chat: Chat) -> impl IntoView {
+    let mint = ServerAction::<NewChatLink>::new();
+    let shown = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        if let Some(Ok(link)) = mint.value().get() {
+            #[cfg(feature = "hydrate")]
+            let url = web_sys::window()
+                .and_then(|w| w.location().origin().ok())
+                .map(|origin| format!("{origin}{}", link.path))
+                .unwrap_or(link.path.clone());
+            #[cfg(not(feature = "hydrate"))]
+            let url = link.path.clone();
+            #[cfg(feature = "hydrate")]
+            if let Some(w) = web_sys::window() {
+                let _ = w.navigator().clipboard().write_text(&url);
+            }
+            shown.set(Some(url));
+        }
+    });
+    view! {
+        <button
+            type="button"
+            data-testid="customer-link"
+            title="A link for the customer to this conversation (an earlier link stops working)"
+            class="rounded-lg border border-indigo-200 bg-indigo-50 px-2.5 py-1 text-xs font-medium text-indigo-800 hover:bg-indigo-100"
+            on:click=move |_| {
+                mint.dispatch(NewChatLink {
+                    session_id: chat.state.with_untracked(|s| s.session_id().to_string()),
+                });
+            }
+        >
+            "Customer link"
+        </button>
+        <input
+            readonly
+            data-testid="customer-link-url"
+            aria-label="Customer link (copied)"
+            class="w-full rounded border border-slate-200 bg-slate-50 px-2 py-1 font-mono text-[11px]"
+            class:hidden=move || shown.get().is_none()
+            prop:value=move || shown.get().unwrap_or_default()
+        />
     }
 }
