@@ -14,6 +14,8 @@
 //!   - [`pages::turn`]: `/turns/{id}`, one turn's step history: its path,
 //!     each step's state diff, LLM calls and tool calls, live.
 //!   - [`pages::overview`]: `/overview`, the supervisors' charts.
+//!   - [`pages::chat`]: `/chat` and `/chat/{token}`, the customer's side
+//!     (no staff navigation; frameable by the widget).
 //!   - [`pages::login`]: `/login`, the sign-in form.
 //!   - [`pages::account`]: `/account`, one's own password and sessions.
 //!   - [`pages::accounts`]: `/accounts`, the supervisors' named accounts
@@ -103,6 +105,12 @@ pub fn App() -> impl IntoView {
                     <Route
                         path=StaticSegment("accounts")
                         view=pages::accounts::AccountsPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route path=StaticSegment("chat") view=pages::chat::ChatStartPage ssr=SsrMode::Async/>
+                    <Route
+                        path=(StaticSegment("chat"), ParamSegment("token"))
+                        view=pages::chat::CustomerChatPage
                         ssr=SsrMode::Async
                     />
                     <Route

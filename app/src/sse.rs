@@ -34,16 +34,27 @@ mod client {
             on_event: impl Fn(AgentEvent) + 'static,
             on_open: impl Fn() + 'static,
         ) -> Result<Self, JsValue> {
+            Self::connect_to(url, &AgentEvent::KINDS, on_event, on_open)
+        }
+
+        /// The same for any event type whose tags are `kinds` (the
+        /// customer's stream).
+        pub fn connect_to<T: serde::de::DeserializeOwned + 'static>(
+            url: &str,
+            kinds: &[&str],
+            on_event: impl Fn(T) + 'static,
+            on_open: impl Fn() + 'static,
+        ) -> Result<Self, JsValue> {
             let source = EventSource::new(url)?;
             let on_event = Rc::new(on_event);
-            let mut listeners = Vec::with_capacity(AgentEvent::KINDS.len());
-            for kind in AgentEvent::KINDS {
+            let mut listeners = Vec::with_capacity(kinds.len());
+            for kind in kinds {
                 let handler = on_event.clone();
                 let listener = Listener::new(move |message: MessageEvent| {
                     let Some(text) = message.data().as_string() else {
                         return;
                     };
-                    match serde_json::from_str::<AgentEvent>(&text) {
+                    match serde_json::from_str::<T>(&text) {
                         Ok(event) => handler(event),
                         Err(err) => leptos::logging::warn!("unreadable event: {err}"),
                     }

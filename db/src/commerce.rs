@@ -109,7 +109,7 @@ impl From<OrderRow> for Order {
 }
 
 #[derive(sqlx::FromRow)]
-struct TicketRow {
+pub(crate) struct TicketRow {
     id: String,
     idempotency_key: String,
     order_id: Option<String>,
@@ -152,7 +152,7 @@ struct ArticleRow {
 const ORDER_COLUMNS: &str = "id, customer_id, status, total_cents, currency, carrier, \
      tracking_number, shipping_address, placed_at, promised_by, delivered_at, anomaly";
 
-const TICKET_COLUMNS: &str = "id, idempotency_key, order_id, customer_id, session_id, category, \
+pub(crate) const TICKET_COLUMNS: &str = "id, idempotency_key, order_id, customer_id, session_id, category, \
      priority, status, summary, created_at";
 
 impl Database {

@@ -7,15 +7,17 @@ use aics_types::{
 };
 use sqlx::types::Json;
 
-use crate::{now, parse_stored, Database, DbError};
+use crate::{parse_stored, Database, DbError};
 
 #[derive(sqlx::FromRow)]
-struct SummaryRow {
+pub(crate) struct SummaryRow {
     session_id: String,
     title: String,
     handling: String,
     last_message: Option<String>,
     updated_at: Timestamp,
+    assignee: Option<String>,
+    customer_id: Option<String>,
 }
 
 impl TryFrom<SummaryRow> for ConversationSummary {
@@ -27,6 +29,8 @@ impl TryFrom<SummaryRow> for ConversationSummary {
             handling: parse_stored("handling state", &r.handling, HandlingState::parse)?,
             last_message: r.last_message,
             updated_at: r.updated_at,
+            assignee: r.assignee,
+            customer_id: r.customer_id,
         })
     }
 }
@@ -38,6 +42,7 @@ pub(crate) struct MessageRow {
     content: String,
     graph_execution_id: Option<String>,
     created_at: Timestamp,
+    author: Option<String>,
 }
 
 pub(crate) fn role_name(role: MessageRole) -> &'static str {
@@ -45,6 +50,8 @@ pub(crate) fn role_name(role: MessageRole) -> &'static str {
         MessageRole::Customer => "customer",
         MessageRole::Assistant => "assistant",
         MessageRole::System => "system",
+        MessageRole::Agent => "agent",
+        MessageRole::Note => "note",
     }
 }
 
@@ -53,6 +60,8 @@ fn parse_role(name: &str) -> Option<MessageRole> {
         "customer" => MessageRole::Customer,
         "assistant" => MessageRole::Assistant,
         "system" => MessageRole::System,
+        "agent" => MessageRole::Agent,
+        "note" => MessageRole::Note,
         _ => return None,
     })
 }
@@ -66,6 +75,7 @@ impl TryFrom<MessageRow> for ChatMessage {
             content: r.content,
             graph_execution_id: r.graph_execution_id,
             created_at: r.created_at,
+            author: r.author,
         })
     }
 }
@@ -79,10 +89,10 @@ struct TraceRow {
 /// that one statement serves the list and the single lookup.
 /// "Waiting for approval" is read from the conversation's paused run, the
 /// one place that fact is kept; the stored handling says who else handles it.
-const SUMMARY_SELECT: &str = "SELECT c.session_id, c.title, \
+pub(crate) const SUMMARY_SELECT: &str = "SELECT c.session_id, c.title, \
      CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.session_id = c.session_id \
           AND r.state = 'paused') THEN 'waiting_approval' ELSE c.handling END AS handling, \
-     c.updated_at, \
+     c.updated_at, c.assignee, c.customer_id, \
      (SELECT m.content FROM messages m WHERE m.session_id = c.session_id \
       ORDER BY m.id DESC LIMIT 1) AS last_message \
      FROM conversations c";
@@ -129,7 +139,7 @@ macro_rules! ensure_conversation {
 macro_rules! recent_messages {
     ($exec:expr, $session_id:expr, $n:expr) => {{
         let rows = sqlx::query_as::<_, $crate::conversations::MessageRow>(
-            "SELECT id, role, content, graph_execution_id, created_at FROM messages \
+            "SELECT id, role, content, graph_execution_id, created_at, author FROM messages \
              WHERE session_id = $1 ORDER BY id DESC LIMIT $2",
         )
         .bind($session_id)
@@ -147,7 +157,10 @@ macro_rules! recent_messages {
 /// touched in the same step) and evaluates to its [`MessageRow`]; returns
 /// `NotFound` from the enclosing function when the conversation is missing.
 macro_rules! append_message {
-    ($exec:expr, $session_id:expr, $role:expr, $content:expr, $graph_execution_id:expr) => {{
+    ($exec:expr, $session_id:expr, $role:expr, $content:expr, $graph_execution_id:expr) => {
+        append_message!($exec, $session_id, $role, $content, $graph_execution_id, None::<&str>)
+    };
+    ($exec:expr, $session_id:expr, $role:expr, $content:expr, $graph_execution_id:expr, $author:expr) => {{
         let at = $crate::now();
         let touched = sqlx::query("UPDATE conversations SET updated_at = $2 WHERE session_id = $1")
             .bind($session_id)
@@ -162,15 +175,16 @@ macro_rules! append_message {
             )));
         }
         sqlx::query_as::<_, $crate::conversations::MessageRow>(
-            "INSERT INTO messages (session_id, role, content, graph_execution_id, created_at) \
-             VALUES ($1, $2, $3, $4, $5) \
-             RETURNING id, role, content, graph_execution_id, created_at",
+            "INSERT INTO messages (session_id, role, content, graph_execution_id, created_at, author) \
+             VALUES ($1, $2, $3, $4, $5, $6) \
+             RETURNING id, role, content, graph_execution_id, created_at, author",
         )
         .bind($session_id)
         .bind($crate::conversations::role_name($role))
         .bind($content)
         .bind($graph_execution_id)
         .bind(at)
+        .bind($author)
         .fetch_one(&mut *$exec)
         .await?
     }};
@@ -274,29 +288,6 @@ impl Database {
             .collect()
     }
 
-    /// Sets who handles a conversation; `NotFound` if there is none.
-    #[tracing::instrument(skip_all, fields(session_id, handling = state.as_str()))]
-    pub async fn set_handling(
-        &self,
-        session_id: &str,
-        state: HandlingState,
-    ) -> Result<(), DbError> {
-        tracing::Span::current().record("session_id", session_id);
-        let done = with_pool!(self, pool => sqlx::query(
-            "UPDATE conversations SET handling = $2, updated_at = $3 WHERE session_id = $1",
-        )
-        .bind(session_id)
-        .bind(state.as_str())
-        .bind(now())
-        .execute(pool)
-        .await?
-        .rows_affected());
-        if done == 0 {
-            return Err(DbError::NotFound(format!("conversation {session_id}")));
-        }
-        Ok(())
-    }
-
     /// Appends a message to an existing conversation and touches it.
     #[tracing::instrument(skip_all, fields(session_id, role = role_name(role)))]
     pub async fn append_message(
@@ -321,7 +312,7 @@ impl Database {
     pub async fn list_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>, DbError> {
         tracing::Span::current().record("session_id", session_id);
         let rows = with_pool!(self, pool => sqlx::query_as::<_, MessageRow>(
-            "SELECT id, role, content, graph_execution_id, created_at FROM messages \
+            "SELECT id, role, content, graph_execution_id, created_at, author FROM messages \
              WHERE session_id = $1 ORDER BY id",
         )
         .bind(session_id)

@@ -116,9 +116,12 @@ pub mod approvals;
 #[macro_use]
 pub mod conversations;
 pub mod audit;
+pub mod channel;
 pub mod checkpoints;
 pub mod commerce;
+pub mod customers;
 pub mod group_commit;
+pub mod handling;
 pub mod memories;
 pub mod overview;
 pub mod passwords;
@@ -182,6 +185,10 @@ pub enum DbError {
         /// What it was decided as: `approved` or `rejected`.
         status: String,
     },
+    /// The change conflicts with the current state, e.g. a conversation
+    /// another agent took already (409); nothing was written.
+    #[error("{0}")]
+    Conflict(String),
     /// The approval token is wrong or was already used (403).
     #[error("the approval token is invalid or was already used")]
     InvalidToken,

@@ -26,8 +26,8 @@ impl Database {
             )));
         }
         with_pool!(self, pool => sqlx::query(
-            "INSERT INTO memories (customer_id, text, created_at) VALUES ($1, $2, $3) \
-             ON CONFLICT (customer_id, text) DO NOTHING",
+            "INSERT INTO memories (customer_id, text, created_at, created_by) \
+             VALUES ($1, $2, $3, 'ai') ON CONFLICT (customer_id, text) DO NOTHING",
         )
         .bind(customer_id)
         .bind(text)

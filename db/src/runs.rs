@@ -13,7 +13,8 @@
 use std::time::Duration;
 
 use aics_types::{
-    Approval, ChatMessage, ChatTurnTraceResult, MessageRole, RunInfo, RunState, Timestamp,
+    Approval, ChatMessage, ChatTurnTraceResult, HandlingState, MessageRole, RunInfo, RunState,
+    Timestamp,
 };
 
 use crate::approvals::NewApproval;
@@ -62,6 +63,41 @@ pub struct BegunTurn {
     pub event_epoch: u64,
 }
 
+/// How [`Database::begin_turn`] went.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Begin {
+    /// The run holds the conversation; the message is stored.
+    Started(BegunTurn),
+    /// Another run holds the conversation: nothing was written.
+    Busy,
+    /// A person holds the conversation: no run; the message is stored
+    /// (`kept`) when asked for with [`WhenHeld::Keep`], else nothing is.
+    Held {
+        assignee: Option<String>,
+        kept: Option<ChatMessage>,
+    },
+}
+
+impl Begin {
+    /// The turn that started, if one did.
+    pub fn started(self) -> Option<BegunTurn> {
+        match self {
+            Self::Started(turn) => Some(turn),
+            _ => None,
+        }
+    }
+}
+
+/// What to do with the customer's message when a person holds the
+/// conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenHeld {
+    /// Store it for the person to read (a message to the conversation).
+    Keep,
+    /// Store nothing (a call that wants the AI's answer).
+    Refuse,
+}
+
 /// What an ending run stores beside its trace.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ending<'a> {
@@ -82,10 +118,18 @@ impl Database {
     /// `graph_execution_id` takes conversation `session_id` (created when
     /// new, titled `title`) for `owner` for `lease`, the message is stored,
     /// and the run's event epoch is taken. Returns the `history` messages
-    /// before it, the conversation's customer and the epoch; `None`, with
+    /// before it, the conversation's customer and the epoch; `Busy`, with
     /// nothing written, when another run holds the conversation (it runs,
     /// waits for approval or resumes). Either all of it is stored or none:
     /// a turn never holds a conversation without its message.
+    ///
+    /// While a person holds the conversation (handling `human`) no run
+    /// begins: `Held`, with the message kept or not as `when_held` says.
+    /// The conversation's row is written (and locked) first and its
+    /// handling read under that lock; taking over writes the same row
+    /// first and then looks for an active run (`change_handling`), so of a
+    /// turn beginning and an agent taking over at the same moment exactly
+    /// one happens, on SQLite and PostgreSQL alike.
     #[tracing::instrument(skip_all, fields(session_id, graph_execution_id))]
     #[allow(clippy::too_many_arguments)]
     pub async fn begin_turn(
@@ -97,10 +141,35 @@ impl Database {
         message: &str,
         title: &str,
         history: u32,
-    ) -> Result<Option<BegunTurn>, DbError> {
+        when_held: WhenHeld,
+    ) -> Result<Begin, DbError> {
         let at = now();
         let begun = with_pool!(self, pool => {
             let mut tx = pool.begin().await?;
+            ensure_conversation!(&mut *tx, session_id, None::<&str>, title);
+            let (handling, assignee): (String, Option<String>) = sqlx::query_as(
+                "SELECT handling, assignee FROM conversations WHERE session_id = $1",
+            )
+            .bind(session_id)
+            .fetch_one(&mut *tx)
+            .await?;
+            if handling == HandlingState::Human.as_str() {
+                if when_held == WhenHeld::Refuse {
+                    return Ok(Begin::Held { assignee, kept: None });
+                }
+                let row = append_message!(
+                    &mut *tx,
+                    session_id,
+                    MessageRole::Customer,
+                    message,
+                    None::<&str>
+                );
+                tx.commit().await?;
+                return Ok(Begin::Held {
+                    assignee,
+                    kept: Some(ChatMessage::try_from(row)?),
+                });
+            }
             let inserted = sqlx::query(
                 "INSERT INTO runs (graph_execution_id, session_id, state, lease_owner, \
                  lease_expires_at, attempts, created_at, updated_at) \
@@ -115,9 +184,8 @@ impl Database {
             .await?
             .rows_affected();
             if inserted == 0 {
-                return Ok(None); // the transaction rolls back: nothing written
+                return Ok(Begin::Busy); // the transaction rolls back: nothing written
             }
-            ensure_conversation!(&mut *tx, session_id, None::<&str>, title);
             // Earlier messages first: the new one is stored right after.
             let earlier = recent_messages!(&mut *tx, session_id, history)?;
             append_message!(&mut *tx, session_id, MessageRole::Customer, message, None::<&str>);
@@ -135,7 +203,7 @@ impl Database {
                 event_epoch: u64::try_from(epoch).unwrap_or(0),
             }
         });
-        Ok(Some(begun))
+        Ok(Begin::Started(begun))
     }
 
     /// Renews the lease of a run `owner` runs; `false` when it is no longer

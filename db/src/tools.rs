@@ -5,11 +5,14 @@ use std::sync::Arc;
 
 use aics_agent::tool::ToolRegistry;
 use aics_agent::tools::{BackendError, NewTicket, SupportBackend};
-use aics_types::{ArticleHit, HandlingState, OrderDetail, Ticket};
+use aics_types::{ArticleHit, HandlingAction, OrderDetail, Ticket};
 use async_trait::async_trait;
 
 use crate::conversations::title_from;
 use crate::{Database, DbError};
+
+/// Who the timeline names for an escalation.
+const ESCALATED_BY: &str = "The AI";
 
 /// The support tools on `db`: order_query, logistics_track, ticket_create,
 /// knowledge_search and escalate_to_human.
@@ -58,8 +61,14 @@ impl SupportBackend for Database {
         self.ensure_conversation(session_id, customer_id, &title_from(reason))
             .await
             .map_err(backend_error)?;
-        self.set_handling(session_id, HandlingState::WaitingHuman)
+        // Through the one table of transitions; a conversation already
+        // waiting (a step run again) or held by a person stays as it is.
+        match self
+            .change_handling(session_id, HandlingAction::Escalate, ESCALATED_BY)
             .await
-            .map_err(backend_error)
+        {
+            Ok(_) | Err(DbError::Conflict(_)) => Ok(()),
+            Err(e) => Err(backend_error(e)),
+        }
     }
 }

@@ -60,6 +60,9 @@ on_both_databases!(
     group_commit_fails_only_the_caller_whose_row_fails,
     a_turn_begins_all_at_once_or_not_at_all,
     overview_counts_turns_tools_approvals_latency_and_cost,
+    takeover_holds_the_conversation_from_the_ai,
+    a_turn_and_a_takeover_never_both_win,
+    two_agents_taking_one_conversation_one_wins,
 );
 
 /// Says plainly what is missing instead of letting every PostgreSQL test

@@ -40,6 +40,31 @@ pub enum ConfigError {
     Invalid { key: &'static str, message: String },
 }
 
+/// The embed origins, checked: each `scheme://host[:port]`, nothing more
+/// (they go into a CSP `frame-ancestors` list verbatim).
+fn embed_origins(list: &[String]) -> Result<Vec<String>, ConfigError> {
+    list.iter()
+        .map(|origin| {
+            let o = origin.trim_end_matches('/').to_ascii_lowercase();
+            let ok = o.split_once("://").is_some_and(|(scheme, host)| {
+                matches!(scheme, "http" | "https")
+                    && !host.is_empty()
+                    && host
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'))
+            });
+            if ok {
+                Ok(o)
+            } else {
+                Err(invalid(
+                    "http.embed-origins (AICS_EMBED_ORIGINS)",
+                    format!("{origin:?} is not an origin like https://shop.example.com"),
+                ))
+            }
+        })
+        .collect()
+}
+
 fn invalid(key: &'static str, message: impl Into<String>) -> ConfigError {
     ConfigError::Invalid {
         key,
@@ -338,6 +363,11 @@ pub struct HttpSettings {
     /// the request's own host.
     #[serde(default, deserialize_with = "list")]
     pub allowed_origins: Vec<String>,
+    /// Origins whose pages may frame the customer chat (`/chat*`, the
+    /// widget) (`AICS_EMBED_ORIGINS`), e.g. `https://shop.example.com`.
+    /// Empty: only this server's own pages. Staff pages are never framed.
+    #[serde(default, deserialize_with = "list")]
+    pub embed_origins: Vec<String>,
     /// Proxies (addresses or CIDR ranges) whose `X-Forwarded-For` is
     /// believed (`AICS_TRUSTED_PROXIES`).
     #[serde(default, deserialize_with = "list")]
@@ -374,6 +404,7 @@ impl Default for HttpSettings {
             shutdown_grace_secs: default_grace(),
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
+            embed_origins: Vec::new(),
             trusted_proxies: Vec::new(),
             metrics_access: default_metrics_access(),
             metrics_token: None,
@@ -519,6 +550,7 @@ const ENV_KEYS: &[(&str, &str, bool)] = &[
     ("SIGN_IN_LOCK_MINUTES", "auth.sign-in-lock-minutes", false),
     ("ALLOWED_HOSTS", "http.allowed-hosts", true),
     ("ALLOWED_ORIGINS", "http.allowed-origins", true),
+    ("EMBED_ORIGINS", "http.embed-origins", true),
     ("TRUSTED_PROXIES", "http.trusted-proxies", true),
     ("METRICS_ACCESS", "http.metrics-access", true),
     ("METRICS_TOKEN", "http.metrics-token", true),
@@ -735,6 +767,7 @@ impl Settings {
             body_timeout: Duration::from_secs(h.body_timeout_secs.max(1)),
             hosts: host_rule,
             allowed_origins: origins,
+            embed_origins: embed_origins(&h.embed_origins)?,
             trusted_proxies,
             metrics,
             hsts: self.secure_transport(addr),

@@ -1,6 +1,8 @@
 //! Security headers on every answer: a Content-Security-Policy (HTML pages
 //! allow their own scripts, the Leptos hydration script by a fresh nonce,
-//! and WebAssembly; everything else nothing), `frame-ancestors 'none'`,
+//! and WebAssembly; everything else nothing), `frame-ancestors 'none'`
+//! (the customer chat, `/chat*`, may be framed by this server's pages and
+//! the configured embed origins; `/widget.js` may be loaded cross-origin),
 //! nosniff, Referrer-Policy, HSTS over HTTPS, and `Cache-Control: no-store`
 //! on everything that carries data (pages, JSON, event streams, exports).
 //!
@@ -47,6 +49,20 @@ pub fn page_csp(nonce: &str, reload_port: Option<u16>) -> String {
     )
 }
 
+/// The script a shop's page embeds the customer chat with.
+pub const WIDGET_PATH: &str = "/widget.js";
+
+/// A page policy that the customer pages use: framed by this server's own
+/// pages and by `embed_origins` (the shop's), instead of by nobody.
+pub fn framed_by(csp: &str, embed_origins: &[String]) -> String {
+    let mut ancestors = String::from("frame-ancestors 'self'");
+    for origin in embed_origins {
+        ancestors.push(' ');
+        ancestors.push_str(origin);
+    }
+    csp.replace("frame-ancestors 'none'", &ancestors)
+}
+
 /// Adds the headers of the module docs to every answer that lacks them.
 pub async fn security_headers(
     State(web): State<Arc<WebConfig>>,
@@ -55,16 +71,33 @@ pub async fn security_headers(
 ) -> Response {
     let nonce = CspNonce::new();
     request.extensions_mut().insert(nonce.clone());
+    let path = request.uri().path();
+    let customer_page = path == "/chat" || path.starts_with("/chat/");
+    let widget = path == WIDGET_PATH;
     let mut response = next.run(request).await;
     let kind = content_kind(response.headers());
     let headers = response.headers_mut();
     let csp = match kind {
+        Kind::Html if customer_page => {
+            framed_by(&page_csp(&nonce.0, web.reload_port), &web.embed_origins)
+        }
         Kind::Html => page_csp(&nonce.0, web.reload_port),
         _ => API_CSP.to_owned(),
     };
     set_default(headers, CONTENT_SECURITY_POLICY, &csp);
     set_default(headers, X_CONTENT_TYPE_OPTIONS, "nosniff");
-    set_default(headers, X_FRAME_OPTIONS, "DENY");
+    if !customer_page {
+        // The customer pages say who may frame them in their CSP alone.
+        set_default(headers, X_FRAME_OPTIONS, "DENY");
+    }
+    if widget {
+        // The shop's page loads the widget's script from here.
+        set_default(
+            headers,
+            HeaderName::from_static("cross-origin-resource-policy"),
+            "cross-origin",
+        );
+    }
     // Not `no-referrer`: with it a browser sends `Origin: null` on a plain
     // form post (the console before its script has loaded), which the
     // cross-site guard must refuse. Nothing leaves for other sites either
@@ -145,6 +178,14 @@ mod tests {
         let a = CspNonce::new();
         assert_eq!(a.0.len(), 32);
         assert_ne!(a, CspNonce::new());
+    }
+
+    #[test]
+    fn only_the_customer_pages_may_be_framed_and_only_by_the_embed_origins() {
+        let csp = framed_by(&page_csp("n", None), &["https://shop.example".to_owned()]);
+        assert!(csp.contains("frame-ancestors 'self' https://shop.example"), "{csp}");
+        assert!(!csp.contains("'none'; base") && !csp.contains("frame-ancestors 'none'"));
+        assert!(page_csp("n", None).contains("frame-ancestors 'none'"));
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub struct WebConfig {
     /// Origins allowed on state-changing requests (`https://console.example.com`);
     /// empty: the `Origin` must name the request's own `Host`.
     pub allowed_origins: Vec<String>,
+    /// Origins whose pages may frame the customer chat (`/chat*`).
+    pub embed_origins: Vec<String>,
     /// Peers whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<IpNet>,
     pub metrics: MetricsAccess,
@@ -74,6 +76,7 @@ impl Default for WebConfig {
             body_timeout: Duration::from_secs(30),
             hosts: HostRule::Loopback,
             allowed_origins: Vec::new(),
+            embed_origins: Vec::new(),
             trusted_proxies: Vec::new(),
             metrics: MetricsAccess::Loopback,
             hsts: false,

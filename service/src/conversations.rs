@@ -1,7 +1,10 @@
 //! Conversations: listing, creating and reading them, and their live events
 //! as a stream that catches up after a reconnect.
 
-use aics_types::{AgentEvent, ConversationDetail, ConversationSummary};
+use aics_types::{
+    AgentEvent, ConversationDetail, ConversationSummary, Customer, CustomerPanel, CustomerProfile,
+    UserInfo,
+};
 use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -11,6 +14,9 @@ use crate::{check_session_id, Console};
 
 /// How many conversations the list shows.
 const CONVERSATION_LIST_LIMIT: u32 = 200;
+
+/// How many past conversations the customer panel lists.
+const PAST_CONVERSATIONS: u32 = 20;
 
 /// One event of a live stream: its sequence number (none for the stream's
 /// own `resync`), and the event.
@@ -52,6 +58,176 @@ impl Console {
             // Untitled until its first message names it.
             .ensure_conversation(&session_id, None, "")
             .await?)
+    }
+
+    /// A new conversation with a customer, named by id or email (404 for
+    /// an unknown one, nothing created).
+    #[tracing::instrument(skip_all)]
+    pub async fn create_conversation_for(
+        &self,
+        user: &UserInfo,
+        customer: Option<&str>,
+    ) -> Result<ConversationSummary, ServiceError> {
+        let Some(reference) = customer else {
+            return self.create_conversation().await;
+        };
+        let customer = self.customer_by_ref(reference).await?;
+        let session_id = format!("c-{}", uuid::Uuid::new_v4().simple());
+        let summary = self
+            .inner
+            .db
+            .ensure_conversation(&session_id, Some(&customer.id), "")
+            .await?;
+        self.audit(
+            &user.username,
+            "conversation.customer",
+            &session_id,
+            &format!("customer {}", customer.id),
+        )
+        .await;
+        Ok(summary)
+    }
+
+    /// The customer a reference (id or email) names; 404 otherwise.
+    async fn customer_by_ref(&self, reference: &str) -> Result<Customer, ServiceError> {
+        aics_types::validate_text("customer", reference).map_err(ServiceError::Invalid)?;
+        if reference.trim().is_empty() || reference.len() > 254 {
+            return Err(ServiceError::Invalid(
+                "a customer is named by its id or email".into(),
+            ));
+        }
+        self.inner
+            .db
+            .find_customer(reference)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(format!("customer {reference:?} does not exist")))
+    }
+
+    /// Sets or changes who a conversation is with (by id or email); one
+    /// audit line. Later turns remember and recall for this customer.
+    #[tracing::instrument(skip_all, fields(session_id, user = %user.username))]
+    pub async fn set_customer(
+        &self,
+        user: &UserInfo,
+        session_id: &str,
+        reference: &str,
+    ) -> Result<CustomerPanel, ServiceError> {
+        check_session_id(session_id)?;
+        let customer = self.customer_by_ref(reference).await?;
+        self.inner
+            .db
+            .set_conversation_customer(session_id, &customer.id)
+            .await?;
+        self.audit(
+            &user.username,
+            "conversation.customer",
+            session_id,
+            &format!("customer {}", customer.id),
+        )
+        .await;
+        self.customer_panel(session_id).await
+    }
+
+    /// The customer panel of a conversation: its customer's profile,
+    /// orders, tickets, past conversations and remembered facts; or, when
+    /// it has no customer, the one an order id in it belongs to.
+    pub async fn customer_panel(&self, session_id: &str) -> Result<CustomerPanel, ServiceError> {
+        check_session_id(session_id)?;
+        let db = &self.inner.db;
+        let summary = db.conversation(session_id).await?.ok_or_else(|| {
+            ServiceError::NotFound(format!("conversation {session_id} does not exist"))
+        })?;
+        let customer = match &summary.customer_id {
+            Some(id) => db.customer(id).await?,
+            None => None,
+        };
+        let Some(customer) = customer else {
+            return Ok(CustomerPanel {
+                profile: None,
+                proposed: db.customer_of_mentioned_order(session_id).await?,
+            });
+        };
+        let id = customer.id.clone();
+        Ok(CustomerPanel {
+            profile: Some(CustomerProfile {
+                orders: db.orders_of_customer(&id).await?,
+                tickets: db.tickets_of_customer(&id).await?,
+                conversations: db
+                    .conversations_of_customer(&id, PAST_CONVERSATIONS)
+                    .await?
+                    .into_iter()
+                    .filter(|c| c.session_id != session_id)
+                    .collect(),
+                memories: db.memory_facts(&id).await?,
+                customer,
+            }),
+            proposed: None,
+        })
+    }
+
+    /// [`Console::send_message`] with the conversation's customer named
+    /// first (by id or email; 404 for an unknown one, nothing stored), so
+    /// the turn remembers and recalls for them.
+    pub async fn send_message_from(
+        &self,
+        user: &UserInfo,
+        session_id: &str,
+        message: &str,
+        customer: Option<&str>,
+    ) -> Result<aics_types::MessageAccepted, ServiceError> {
+        if let Some(reference) = customer {
+            check_session_id(session_id)?;
+            aics_types::validate_message(message).map_err(ServiceError::Invalid)?;
+            let customer = self.customer_by_ref(reference).await?;
+            let db = &self.inner.db;
+            let had = db.conversation_customer(session_id).await?;
+            db.ensure_conversation(session_id, Some(&customer.id), "")
+                .await?;
+            if had.as_deref() != Some(customer.id.as_str()) {
+                db.set_conversation_customer(session_id, &customer.id)
+                    .await?;
+                self.audit(
+                    &user.username,
+                    "conversation.customer",
+                    session_id,
+                    &format!("customer {}", customer.id),
+                )
+                .await;
+            }
+        }
+        self.send_message(user, session_id, message).await
+    }
+
+    /// Every customer (the panel's picker).
+    pub async fn list_customers(&self) -> Result<Vec<Customer>, ServiceError> {
+        Ok(self.inner.db.list_customers().await?)
+    }
+
+    /// Forgets one remembered fact of a customer; one audit line. 404 when
+    /// there is no such fact.
+    #[tracing::instrument(skip_all, fields(user = %user.username))]
+    pub async fn forget_memory(
+        &self,
+        user: &UserInfo,
+        customer_id: &str,
+        memory_id: i64,
+    ) -> Result<(), ServiceError> {
+        aics_types::validate_text("customer", customer_id).map_err(ServiceError::Invalid)?;
+        let text = self
+            .inner
+            .db
+            .forget_fact(customer_id, memory_id)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(format!("memory {memory_id} does not exist")))?;
+        let shown: String = text.chars().take(80).collect();
+        self.audit(
+            &user.username,
+            "customer.forget",
+            customer_id,
+            &format!("memory {memory_id}: {shown}"),
+        )
+        .await;
+        Ok(())
     }
 
     /// A conversation with its messages, turn traces and active run.

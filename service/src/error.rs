@@ -102,6 +102,7 @@ impl From<DbError> for ServiceError {
             DbError::NotFound(what) => Self::NotFound(format!("{what} does not exist")),
             DbError::InvalidInput(why) => Self::Invalid(why),
             e @ DbError::AlreadyDecided { .. } => Self::Conflict(e.to_string()),
+            DbError::Conflict(why) => Self::Conflict(why),
             // API.md: a wrong token is a 400 (the request is wrong, not the caller).
             e @ DbError::InvalidToken => Self::Invalid(e.to_string()),
             DbError::Busy => Self::Busy,

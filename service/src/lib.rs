@@ -26,6 +26,10 @@
 //! - `turns`: the turn lifecycle — starting a turn (one run per
 //!   conversation, across instances), the run's task with its lease, storing
 //!   and announcing its outcome, cancelling, recovering runs whose owner died.
+//! - `takeover`: human takeover — handling changes over the one table of
+//!   transitions, agents' replies, internal notes, the waiting count.
+//! - `channel`: the customer channel — link tokens, the start page's
+//!   customer, the customer's view, messages and filtered live events.
 //! - `approvals`: listing and deciding approvals; the last decision of a
 //!   paused run resumes it, exactly once.
 //! - `webhook`: the JSON post for each new approval, retried in the
@@ -49,11 +53,13 @@ pub mod streams;
 
 mod accounts;
 mod approvals;
+mod channel;
 mod conversations;
 mod deadlines;
 mod housekeeping;
 mod hub;
 mod overview;
+mod takeover;
 mod turns;
 mod webhook;
 
@@ -79,6 +85,7 @@ pub use auth::{
     bearer_token, ClientAddr, Credential, SignedIn, API_USER, SECURE_SESSION_COOKIE, SESSION_COOKIE,
 };
 pub use config::{ConsoleConfig, ThrottlePolicy};
+pub use channel::CustomerStream;
 pub use conversations::{EventStream, LiveEvent};
 pub use error::ServiceError;
 pub use hub::EventId;
@@ -117,6 +124,8 @@ struct Inner {
     idle: Notify,
     /// Open event streams per user.
     streams: Arc<streams::StreamLimiter>,
+    /// The customer channel's message and start rates.
+    chat_limits: channel::ChatLimits,
 }
 
 impl std::fmt::Debug for Console {
@@ -224,6 +233,7 @@ impl Console {
                 in_flight: AtomicUsize::new(0),
                 idle: Notify::new(),
                 streams: Arc::default(),
+                chat_limits: channel::ChatLimits::default(),
             }),
         };
         console.refresh_pending_gauge().await;

@@ -330,7 +330,9 @@ async fn conversations_are_created_listed_and_sent_to(pool: SqlitePool) {
     let id = console
         .send_message(&agent(), &created.session_id, "What is your return policy?")
         .await
-        .unwrap();
+        .unwrap()
+        .graph_execution_id
+        .expect("a turn started");
     let seen = until_final(&mut events).await;
     assert_eq!(final_trace(&seen).graph_execution_id, id);
     assert!(

@@ -74,7 +74,9 @@ async fn a_long_turn_keeps_its_run(db: Database, second_instance: bool) {
             "What is your refund policy? Please explain it in detail.",
         )
         .await
-        .unwrap();
+        .unwrap()
+        .graph_execution_id
+        .expect("a turn started");
     let mut events = a.conversation_events(sid, None).unwrap();
     // Keep knocking while it runs: always 409, from either instance.
     let mut refused = 0;
@@ -256,7 +258,9 @@ async fn cancel_a_running_turn(pool: SqlitePool) {
     let gid = console
         .send_message(&agent(), sid, "Where is my order ORD-123?")
         .await
-        .unwrap();
+        .unwrap()
+        .graph_execution_id
+        .expect("a turn started");
     loop {
         if let AgentEvent::ToolStart { .. } = next(&mut events).await.event {
             break;
@@ -365,9 +369,11 @@ async fn runs_of_a_dead_instance_are_taken_over(pool: PgPool) {
             "hello?",
             "ghost",
             20,
+            aics_db::runs::WhenHeld::Keep,
         )
         .await
         .unwrap()
+        .started()
         .is_some());
     tokio::time::sleep(Duration::from_millis(20)).await;
     let mut events = survivor.conversation_events("ghost", None).unwrap();
@@ -420,7 +426,9 @@ async fn a_reconnect_gets_every_missed_event_once(pool: SqlitePool) {
     console
         .send_message(&agent(), sid, "Where is my order ORD-123?")
         .await
-        .unwrap();
+        .unwrap()
+        .graph_execution_id
+        .expect("a turn started");
     // The flaky client reads a few events, then its connection drops.
     let mut first_part = Vec::new();
     while first_part.len() < 7 {

@@ -16,6 +16,9 @@ pub enum HandlingState {
     WaitingApproval,
     /// The customer asked for a person (`escalate_to_human`).
     WaitingHuman,
+    /// A staff member holds it (its assignee): the AI does not answer.
+    Human,
+    /// Resolved: nobody answers until it is reopened.
     Closed,
 }
 
@@ -25,6 +28,7 @@ impl HandlingState {
             Self::Ai => "ai",
             Self::WaitingApproval => "waiting_approval",
             Self::WaitingHuman => "waiting_human",
+            Self::Human => "human",
             Self::Closed => "closed",
         }
     }
@@ -35,6 +39,7 @@ impl HandlingState {
             "ai" => Self::Ai,
             "waiting_approval" => Self::WaitingApproval,
             "waiting_human" => Self::WaitingHuman,
+            "human" => Self::Human,
             "closed" => Self::Closed,
             _ => return None,
         })
@@ -46,6 +51,7 @@ impl HandlingState {
             Self::Ai => "AI",
             Self::WaitingApproval => "Waiting for approval",
             Self::WaitingHuman => "Waiting for human",
+            Self::Human => "Human",
             Self::Closed => "Closed",
         }
     }
@@ -61,6 +67,12 @@ pub struct ConversationSummary {
     #[serde(default)]
     pub last_message: Option<String>,
     pub updated_at: Timestamp,
+    /// The staff member holding it (handling `human`).
+    #[serde(default)]
+    pub assignee: Option<String>,
+    /// The customer it is with, when known.
+    #[serde(default)]
+    pub customer_id: Option<String>,
 }
 
 /// Who wrote a message of a conversation.
@@ -71,8 +83,21 @@ pub enum MessageRole {
     Customer,
     /// The AI agent's reply.
     Assistant,
-    /// A note from the system, e.g. that a turn failed.
+    /// A note from the system, e.g. that a turn failed, or a handling
+    /// change (with its author).
     System,
+    /// A staff member's reply to the customer (with its author).
+    Agent,
+    /// An internal note between staff: never shown to the customer nor
+    /// given to the model.
+    Note,
+}
+
+impl MessageRole {
+    /// Whether the customer's page shows messages of this role.
+    pub fn customer_visible(self) -> bool {
+        matches!(self, Self::Customer | Self::Assistant | Self::Agent)
+    }
 }
 
 /// One message of a conversation.
@@ -86,6 +111,9 @@ pub struct ChatMessage {
     #[serde(default)]
     pub graph_execution_id: Option<String>,
     pub created_at: Timestamp,
+    /// Who wrote it, for agents' replies, notes and handling changes.
+    #[serde(default)]
+    pub author: Option<String>,
 }
 
 /// A conversation with its messages and the traces of its turns.

@@ -76,6 +76,16 @@ pub enum AgentEvent {
     Final { trace: Box<ChatTurnTraceResult> },
     /// The turn failed; nothing the user typed was lost.
     Error { message: String },
+    /// A message stored outside a turn: a staff member's reply or note, a
+    /// handling change's line, a customer's message while a person holds
+    /// the conversation.
+    Message { message: crate::ChatMessage },
+    /// Who handles the conversation changed.
+    Handling {
+        handling: crate::HandlingState,
+        #[serde(default)]
+        assignee: Option<String>,
+    },
     /// This stream skipped events (the client fell behind, or reconnected
     /// after more than the server keeps): reload the conversation from the
     /// API, then go on with the events that follow.
@@ -83,8 +93,9 @@ pub enum AgentEvent {
 }
 
 impl AgentEvent {
+
     /// Every tag, for clients that subscribe to named SSE events.
-    pub const KINDS: [&'static str; 11] = [
+    pub const KINDS: [&'static str; 13] = [
         "turn_start",
         "node_start",
         "llm_token",
@@ -95,6 +106,8 @@ impl AgentEvent {
         "approval_decided",
         "final",
         "error",
+        "message",
+        "handling",
         "resync",
     ];
 
@@ -111,6 +124,8 @@ impl AgentEvent {
             Self::ApprovalDecided { .. } => "approval_decided",
             Self::Final { .. } => "final",
             Self::Error { .. } => "error",
+            Self::Message { .. } => "message",
+            Self::Handling { .. } => "handling",
             Self::Resync { .. } => "resync",
         }
     }

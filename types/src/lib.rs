@@ -14,6 +14,10 @@
 //! - [`event`]: what a running turn reports as it goes ([`AgentEvent`]).
 //! - [`console`]: what the console shows besides traces: conversations,
 //!   messages, approvals, checkpoints, users, API errors.
+//! - [`customers`]: the customer panel (profile, orders, tickets, past
+//!   conversations, remembered facts).
+//! - [`handling`]: who handles a conversation, the table of allowed
+//!   handling transitions, and the customer channel's view.
 //! - [`accounts`]: named accounts, the audit log, and the rules for
 //!   usernames, new passwords and free text (no control characters).
 //! - [`commerce`]: the shop's data the tools read and write: customers,
@@ -23,16 +27,20 @@
 pub mod accounts;
 pub mod commerce;
 pub mod console;
+pub mod customers;
 pub mod diff;
 pub mod event;
+pub mod handling;
 pub mod overview;
 pub mod trace;
 
 pub use accounts::*;
 pub use commerce::*;
 pub use console::*;
+pub use customers::*;
 pub use diff::*;
 pub use event::*;
+pub use handling::*;
 pub use overview::*;
 pub use trace::*;
 

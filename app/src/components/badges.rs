@@ -61,6 +61,7 @@ pub fn HandlingBadge(state: HandlingState) -> impl IntoView {
         HandlingState::Ai => Tone::Green,
         HandlingState::WaitingApproval => Tone::Amber,
         HandlingState::WaitingHuman => Tone::Rose,
+        HandlingState::Human => Tone::Sky,
         HandlingState::Closed => Tone::Slate,
     };
     view! {

@@ -66,6 +66,7 @@ fn Header(session: Session) -> impl IntoView {
                 <a href="/" aria-current=in_console class=NAV_LINK>
                     "Conversations"
                 </a>
+                <WaitingForHuman/>
                 {supervisor
                     .then(|| {
                         view! {
@@ -144,5 +145,47 @@ fn Header(session: Session) -> impl IntoView {
                 </ActionForm>
             </div>
         </header>
+    }
+}
+
+/// The count of conversations waiting for a person. Loaded by the browser
+/// only (the server and the hydrating page both render the placeholder),
+/// again every 20 seconds.
+#[component]
+fn WaitingForHuman() -> impl IntoView {
+    let count = LocalResource::new(crate::pages::console::api::waiting_for_human);
+    #[cfg(feature = "hydrate")]
+    {
+        let handle = set_interval_with_handle(
+            move || count.refetch(),
+            std::time::Duration::from_secs(20),
+        );
+        on_cleanup(move || {
+            if let Ok(h) = handle {
+                h.clear();
+            }
+        });
+    }
+    view! {
+        <Suspense fallback=|| view! { <span data-testid="waiting-human" class="hidden"></span> }>
+            {move || Suspend::new(async move {
+                let n = count.await.unwrap_or(0);
+                let class = if n > 0 {
+                    "rounded-full bg-rose-100 px-2 py-0.5 text-xs font-medium text-rose-800"
+                } else {
+                    "hidden"
+                };
+                view! {
+                    <span
+                        data-testid="waiting-human"
+                        data-count=n.to_string()
+                        title="Conversations waiting for a person"
+                        class=class
+                    >
+                        {format!("{n} waiting")}
+                    </span>
+                }
+            })}
+        </Suspense>
     }
 }

@@ -6,5 +6,6 @@ pub mod icons;
 pub mod json;
 pub mod layout;
 pub mod live_dot;
+pub mod markdown;
 pub mod timeline;
 pub mod trace;

@@ -4,6 +4,7 @@
 pub mod account;
 pub mod accounts;
 pub mod approvals;
+pub mod chat;
 pub mod console;
 pub mod login;
 pub mod overview;

@@ -17,6 +17,8 @@ pub use security::*;
 
 mod overview;
 pub use overview::overview_counts_turns_tools_approvals_latency_and_cost;
+mod takeover;
+pub use takeover::*;
 
 mod writes;
 pub use writes::{
@@ -171,19 +173,15 @@ pub async fn conversations_and_messages(db: Database) {
         None
     );
 
-    db.set_handling("s-1", HandlingState::WaitingApproval)
+    let resolved = db
+        .change_handling("s-1", aics_types::HandlingAction::Resolve, "alice")
         .await
-        .expect("set");
-    assert_eq!(
-        db.conversation("s-1")
-            .await
-            .expect("get")
-            .expect("some")
-            .handling,
-        HandlingState::WaitingApproval
-    );
+        .expect("resolve");
+    assert_eq!(resolved.summary.handling, HandlingState::Closed);
+    assert_eq!(resolved.line.author.as_deref(), Some("alice"));
     assert!(matches!(
-        db.set_handling("nope", HandlingState::Closed).await,
+        db.change_handling("nope", aics_types::HandlingAction::Resolve, "alice")
+            .await,
         Err(DbError::NotFound(_))
     ));
     assert!(matches!(
@@ -196,7 +194,7 @@ pub async fn conversations_and_messages(db: Database) {
         .await
         .expect("detail")
         .expect("some");
-    assert_eq!(detail.messages.len(), 2);
+    assert_eq!(detail.messages.len(), 3, "the resolution is a timeline line");
 
     let untitled = db
         .ensure_conversation("s-untitled", None, "")

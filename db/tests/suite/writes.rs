@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use aics_db::runs::WhenHeld;
 use aics_db::{Database, SqlCheckpointer};
 use aics_graph::{Checkpoint, Checkpointer};
 use aics_types::MessageRole;
@@ -187,9 +188,11 @@ pub async fn a_turn_begins_all_at_once_or_not_at_all(db: Database) {
             "hello there",
             "hello there",
             20,
+            WhenHeld::Keep,
         )
         .await
         .expect("begin")
+        .started()
         .expect("the conversation was free");
     assert!(first.earlier.is_empty());
     assert_eq!(first.customer_id, None);
@@ -205,10 +208,10 @@ pub async fn a_turn_begins_all_at_once_or_not_at_all(db: Database) {
 
     // The conversation is held: nothing of a second turn is written.
     let busy = db
-        .begin_turn("g-b", "s-begin", "me", lease, "again?", "again?", 20)
+        .begin_turn("g-b", "s-begin", "me", lease, "again?", "again?", 20, WhenHeld::Keep)
         .await
         .expect("begin");
-    assert!(busy.is_none());
+    assert_eq!(busy, aics_db::runs::Begin::Busy);
     assert!(db.run("g-b").await.expect("read").is_none());
     assert_eq!(
         db.list_messages("s-begin").await.expect("messages").len(),
@@ -235,9 +238,10 @@ pub async fn a_turn_begins_all_at_once_or_not_at_all(db: Database) {
     .await
     .expect("end");
     let second = db
-        .begin_turn("g-c", "s-begin", "me", lease, "and now?", "and now?", 20)
+        .begin_turn("g-c", "s-begin", "me", lease, "and now?", "and now?", 20, WhenHeld::Keep)
         .await
         .expect("begin")
+        .started()
         .expect("free again");
     let earlier: Vec<&str> = second.earlier.iter().map(|m| m.content.as_str()).collect();
     assert_eq!(earlier, ["hello there", "hi!"]);

@@ -2,7 +2,8 @@
 
 use aics_service::Console;
 use aics_types::{
-    ChatRequest, ChatTurnTraceResult, ConversationDetail, ConversationSummary, TurnDetail, UserInfo,
+    ChatMessage, ChatRequest, ChatTurnTraceResult, ConversationDetail, ConversationSummary,
+    Customer, CustomerPanel, CustomerRef, HandlingRequest, MessageAccepted, TurnDetail, UserInfo,
 };
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -28,6 +29,22 @@ pub fn router() -> Router<AppState> {
             post(post_message),
         )
         .route("/api/conversations/{session_id}/turns", get(turns))
+        .route(
+            "/api/conversations/{session_id}/handling",
+            post(change_handling),
+        )
+        .route("/api/conversations/{session_id}/replies", post(reply))
+        .route("/api/conversations/{session_id}/notes", post(note))
+        .route("/api/handling/waiting", get(waiting))
+        .route(
+            "/api/conversations/{session_id}/customer",
+            get(customer_panel).put(set_customer),
+        )
+        .route("/api/customers", get(customers))
+        .route(
+            "/api/customers/{customer_id}/memories/{memory_id}",
+            axum::routing::delete(forget),
+        )
         .route("/api/chat", post(chat))
         .route("/api/chat/stream", post(chat_stream))
         .route("/api/turns/{graph_execution_id}", get(turn))
@@ -38,12 +55,34 @@ async fn list(State(console): State<Console>) -> Result<Json<Vec<ConversationSum
     Ok(Json(console.list_conversations().await?))
 }
 
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct NewConversation {
+    /// A customer id or email.
+    #[serde(default)]
+    customer: Option<String>,
+}
+
+/// A new conversation, with a customer when the optional body names one.
 async fn create(
     State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    body: axum::body::Bytes,
 ) -> Result<(StatusCode, Json<ConversationSummary>), HttpError> {
+    let request: NewConversation = if body.iter().all(u8::is_ascii_whitespace) {
+        NewConversation::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| {
+            aics_service::ServiceError::Invalid(format!("the body is not a new conversation: {e}"))
+        })?
+    };
     Ok((
         StatusCode::CREATED,
-        Json(console.create_conversation().await?),
+        Json(
+            console
+                .create_conversation_for(&user, request.customer.as_deref())
+                .await?,
+        ),
     ))
 }
 
@@ -71,25 +110,79 @@ async fn events(
 #[serde(deny_unknown_fields)]
 struct NewMessage {
     message: String,
+    /// The customer (id or email) the conversation is with.
+    #[serde(default)]
+    customer: Option<String>,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Accepted {
-    graph_execution_id: String,
-}
-
-/// Stores the message and starts the turn; 202 with the run's id.
+/// Stores the message and starts the turn; 202 with the run's id (none,
+/// and `heldBy`, while a person holds the conversation).
 async fn post_message(
     State(console): State<Console>,
     Extension(user): Extension<UserInfo>,
     Path(session_id): Path<String>,
     Json(body): Json<NewMessage>,
-) -> Result<(StatusCode, Json<Accepted>), HttpError> {
-    let graph_execution_id = console
-        .send_message(&user, &session_id, &body.message)
+) -> Result<(StatusCode, Json<MessageAccepted>), HttpError> {
+    let accepted = console
+        .send_message_from(&user, &session_id, &body.message, body.customer.as_deref())
         .await?;
-    Ok((StatusCode::ACCEPTED, Json(Accepted { graph_execution_id })))
+    Ok((StatusCode::ACCEPTED, Json(accepted)))
+}
+
+/// Take over, hand back, resolve or reopen (409 when not allowed now).
+async fn change_handling(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path(session_id): Path<String>,
+    Json(body): Json<HandlingRequest>,
+) -> Result<Json<ConversationSummary>, HttpError> {
+    Ok(Json(
+        console
+            .change_handling(&user, &session_id, body.action)
+            .await?,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StaffText {
+    text: String,
+}
+
+/// The holder's reply to the customer (409 unless they hold it).
+async fn reply(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path(session_id): Path<String>,
+    Json(body): Json<StaffText>,
+) -> Result<(StatusCode, Json<ChatMessage>), HttpError> {
+    let message = console
+        .reply_as_agent(&user, &session_id, &body.text)
+        .await?;
+    Ok((StatusCode::CREATED, Json(message)))
+}
+
+/// An internal note (never shown to the customer).
+async fn note(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path(session_id): Path<String>,
+    Json(body): Json<StaffText>,
+) -> Result<(StatusCode, Json<ChatMessage>), HttpError> {
+    let message = console.add_note(&user, &session_id, &body.text).await?;
+    Ok((StatusCode::CREATED, Json(message)))
+}
+
+#[derive(Serialize)]
+struct Waiting {
+    count: u64,
+}
+
+/// How many conversations wait for a person.
+async fn waiting(State(console): State<Console>) -> Result<Json<Waiting>, HttpError> {
+    Ok(Json(Waiting {
+        count: console.waiting_for_human().await?,
+    }))
 }
 
 /// `POST /api/chat`: the trace once the turn ends or pauses.
@@ -162,4 +255,40 @@ async fn turn(
     Path(graph_execution_id): Path<String>,
 ) -> Result<Json<TurnDetail>, HttpError> {
     Ok(Json(console.turn_detail(&graph_execution_id).await?))
+}
+
+/// The conversation's customer panel (or the proposed customer).
+async fn customer_panel(
+    State(console): State<Console>,
+    Path(session_id): Path<String>,
+) -> Result<Json<CustomerPanel>, HttpError> {
+    Ok(Json(console.customer_panel(&session_id).await?))
+}
+
+/// Sets or changes who the conversation is with (id or email).
+async fn set_customer(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path(session_id): Path<String>,
+    Json(body): Json<CustomerRef>,
+) -> Result<Json<CustomerPanel>, HttpError> {
+    Ok(Json(
+        console
+            .set_customer(&user, &session_id, &body.customer)
+            .await?,
+    ))
+}
+
+async fn customers(State(console): State<Console>) -> Result<Json<Vec<Customer>>, HttpError> {
+    Ok(Json(console.list_customers().await?))
+}
+
+/// Forgets one remembered fact (audited).
+async fn forget(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path((customer_id, memory_id)): Path<(String, i64)>,
+) -> Result<StatusCode, HttpError> {
+    console.forget_memory(&user, &customer_id, memory_id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

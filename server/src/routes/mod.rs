@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod approvals;
 pub mod auth;
+pub mod chat;
 pub mod conversations;
 pub mod ops;
 pub mod overview;
@@ -28,6 +29,7 @@ pub fn api_router(state: &AppState) -> Router<AppState> {
         .merge(ops::api_router())
         .merge(accounts::router())
         .merge(overview::router())
+        .merge(chat::protected_router())
         // Inner: needs the user that `require_user` (outer) found.
         .route_layer(axum::middleware::from_fn_with_state(
             state.console.clone(),
@@ -39,6 +41,7 @@ pub fn api_router(state: &AppState) -> Router<AppState> {
         ));
     Router::new()
         .merge(auth::open_router())
+        .merge(chat::open_router())
         .merge(protected)
         // An unknown API path is a JSON 404, not the app's HTML page (the
         // outer router's fallback would serve that).

@@ -20,7 +20,9 @@ mod recovery;
 mod start;
 mod task;
 
-use aics_types::{AgentEvent, ChatTurnTraceResult, UserInfo};
+use aics_db::runs::WhenHeld;
+use aics_types::{AgentEvent, ChatTurnTraceResult, MessageAccepted, UserInfo};
+use start::Begun;
 use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -34,16 +36,43 @@ impl Console {
     /// Stores the message, starts the turn in the background and returns its
     /// graph execution id; its events go to the conversation's streams.
     /// 409 while a turn of the conversation runs or waits for approval.
+    /// While a person holds the conversation the message is stored for them
+    /// and announced, and no turn starts (`heldBy` names them).
     #[tracing::instrument(skip_all, fields(session_id, user = %user.username))]
     pub async fn send_message(
         &self,
         user: &UserInfo,
         session_id: &str,
         message: &str,
-    ) -> Result<String, ServiceError> {
+    ) -> Result<MessageAccepted, ServiceError> {
         tracing::Span::current().record("session_id", session_id);
-        let started = self.start_turn(session_id, message).await?;
-        Ok(started.graph_execution_id)
+        Ok(match self.start_turn(session_id, message, WhenHeld::Keep).await? {
+            Begun::Turn(started) => MessageAccepted {
+                graph_execution_id: Some(started.graph_execution_id),
+                held_by: None,
+                message: None,
+            },
+            Begun::Held { assignee, message } => MessageAccepted {
+                graph_execution_id: None,
+                held_by: assignee,
+                message: Some(message),
+            },
+        })
+    }
+
+    /// A turn the AI answers: 409 while a person holds the conversation,
+    /// with nothing stored.
+    async fn start_answered_turn(
+        &self,
+        session_id: &str,
+        message: &str,
+    ) -> Result<start::Started, ServiceError> {
+        match self.start_turn(session_id, message, WhenHeld::Refuse).await? {
+            Begun::Turn(started) => Ok(started),
+            Begun::Held { .. } => Err(ServiceError::Conflict(
+                "a person handles this conversation".into(),
+            )),
+        }
     }
 
     /// The same, waiting for the turn to end or pause; returns its trace
@@ -56,7 +85,7 @@ impl Console {
         message: &str,
     ) -> Result<ChatTurnTraceResult, ServiceError> {
         tracing::Span::current().record("session_id", session_id);
-        let started = self.start_turn(session_id, message).await?;
+        let started = self.start_answered_turn(session_id, message).await?;
         self.outcome_of(&started.graph_execution_id, started.done)
             .await
     }
@@ -77,7 +106,7 @@ impl Console {
         check_session_id(session_id)?;
         // Subscribed before the turn starts, so its first event is seen.
         let (_, rx) = self.inner.hub.subscribe(session_id, None);
-        let started = self.start_turn(session_id, message).await?;
+        let started = self.start_answered_turn(session_id, message).await?;
         let run = started.graph_execution_id.clone();
         let console = self.clone();
         enum Step {

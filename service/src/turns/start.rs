@@ -5,8 +5,8 @@
 
 use aics_agent::model::Message;
 use aics_agent::TurnInput;
-use aics_db::runs::BegunTurn;
-use aics_types::MessageRole;
+use aics_db::runs::{Begin, BegunTurn, WhenHeld};
+use aics_types::{AgentEvent, ChatMessage, MessageRole};
 
 use super::task::{Done, Job};
 use crate::error::ServiceError;
@@ -18,14 +18,29 @@ pub(crate) struct Started {
     pub(crate) done: Option<Done>,
 }
 
+/// What a customer's message led to.
+pub(crate) enum Begun {
+    /// The AI answers it.
+    Turn(Started),
+    /// A person holds the conversation: the message is stored for them
+    /// (only with [`WhenHeld::Keep`]; otherwise this is a 409).
+    Held {
+        assignee: Option<String>,
+        message: ChatMessage,
+    },
+}
+
 impl Console {
     /// Checks the input, takes the conversation for a new run (409 while
     /// another holds it) with the customer's message, and spawns the run.
+    /// While a person holds the conversation no run starts: the message is
+    /// kept for them and announced (`when_held` = Keep), or refused (409).
     pub(crate) async fn start_turn(
         &self,
         session_id: &str,
         message: &str,
-    ) -> Result<Started, ServiceError> {
+        when_held: WhenHeld,
+    ) -> Result<Begun, ServiceError> {
         check_session_id(session_id)?;
         aics_types::validate_message(message).map_err(ServiceError::Invalid)?;
         let db = &self.inner.db;
@@ -43,14 +58,35 @@ impl Console {
                 message,
                 &aics_db::conversations::title_from(message),
                 self.inner.config.history_messages,
+                when_held,
             )
             .await?;
-        let Some(BegunTurn {
-            earlier,
-            customer_id,
-            event_epoch,
-        }) = begun
-        else {
+        let (earlier, customer_id, event_epoch) = match begun {
+            Begin::Started(BegunTurn {
+                earlier,
+                customer_id,
+                event_epoch,
+            }) => (earlier, customer_id, event_epoch),
+            Begin::Held {
+                assignee,
+                kept: Some(message),
+            } => {
+                self.inner
+                    .hub
+                    .publisher(session_id, None)
+                    .await
+                    .publish(AgentEvent::Message {
+                        message: message.clone(),
+                    });
+                return Ok(Begun::Held { assignee, message });
+            }
+            Begin::Held { assignee, kept: None } => {
+                return Err(ServiceError::Conflict(format!(
+                    "{} handles this conversation; the AI does not answer until it is handed back",
+                    assignee.as_deref().unwrap_or("a person")
+                )));
+            }
+            Begin::Busy => {
             let waiting = db
                 .active_run(session_id)
                 .await?
@@ -62,13 +98,16 @@ impl Console {
             } else {
                 "a turn of this conversation is running; send the message when it has ended".into()
             }));
+            }
         };
         let history = earlier
             .into_iter()
             .filter_map(|m| match m.role {
                 MessageRole::Customer => Some(Message::user(m.content)),
-                MessageRole::Assistant => Some(Message::assistant(m.content)),
-                MessageRole::System => None,
+                // What a person replied is the support side's words too.
+                MessageRole::Assistant | MessageRole::Agent => Some(Message::assistant(m.content)),
+                // Staff's notes and system lines never reach the model.
+                MessageRole::System | MessageRole::Note => None,
             })
             .collect();
         let input = TurnInput {
@@ -82,9 +121,9 @@ impl Console {
             graph_execution_id.clone(),
             Job::New { input, event_epoch },
         );
-        Ok(Started {
+        Ok(Begun::Turn(Started {
             graph_execution_id,
             done: Some(done),
-        })
+        }))
     }
 }

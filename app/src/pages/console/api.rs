@@ -1,7 +1,10 @@
 //! The console's server functions. Inline approvals use
 //! [`crate::pages::approvals::api::decide_approval`].
 
-use aics_types::{ChatTurnTraceResult, ConversationDetail, ConversationSummary};
+use aics_types::{
+    ChatLink, ChatMessage, ChatTurnTraceResult, ConversationDetail, ConversationSummary, HandlingAction,
+    MessageAccepted,
+};
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
@@ -47,9 +50,13 @@ pub async fn get_conversation(session_id: String) -> Result<ConversationDetail, 
 }
 
 /// Stores the customer's message and starts the turn; its events arrive on
-/// the conversation's event stream. Answers the graph execution id.
+/// the conversation's event stream. Answers the graph execution id (none
+/// while a person holds the conversation: the message is kept for them).
 #[server(prefix = "/fn", input = Json)]
-pub async fn send_message(session_id: String, message: String) -> Result<String, AppError> {
+pub async fn send_message(
+    session_id: String,
+    message: String,
+) -> Result<MessageAccepted, AppError> {
     let (console, user) = signed_in().await?;
     Ok(console.send_message(&user, &session_id, &message).await?)
 }
@@ -65,4 +72,44 @@ pub async fn cancel_turn(
     Ok(console
         .cancel_turn(&user, &graph_execution_id, reason.as_deref())
         .await?)
+}
+
+/// Takes over, hands back, resolves or reopens a conversation (409 when its
+/// state does not allow it, e.g. someone took it first).
+#[server(prefix = "/fn", input = Json)]
+pub async fn change_handling(
+    session_id: String,
+    action: HandlingAction,
+) -> Result<ConversationSummary, AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console.change_handling(&user, &session_id, action).await?)
+}
+
+/// A reply to the customer from the staff member holding the conversation.
+#[server(prefix = "/fn", input = Json)]
+pub async fn reply_as_agent(session_id: String, text: String) -> Result<ChatMessage, AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console.reply_as_agent(&user, &session_id, &text).await?)
+}
+
+/// An internal note: never shown to the customer.
+#[server(prefix = "/fn", input = Json)]
+pub async fn add_note(session_id: String, text: String) -> Result<ChatMessage, AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console.add_note(&user, &session_id, &text).await?)
+}
+
+/// How many conversations wait for a person (the header's count).
+#[server(prefix = "/fn")]
+pub async fn waiting_for_human() -> Result<u64, AppError> {
+    let (console, _user) = signed_in().await?;
+    Ok(console.waiting_for_human().await?)
+}
+
+/// A new customer link for the conversation (the earlier one stops
+/// working); the token is shown once.
+#[server(prefix = "/fn", input = Json)]
+pub async fn new_chat_link(session_id: String) -> Result<ChatLink, AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console.chat_link(&user, &session_id).await?)
 }

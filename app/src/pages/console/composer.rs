@@ -46,7 +46,7 @@ pub fn Composer(chat: Chat) -> impl IntoView {
         }
     };
     Effect::new(move |_| match send_action.value().get() {
-        Some(Ok(graph_execution_id)) => state.update(|s| s.send_accepted(graph_execution_id)),
+        Some(Ok(accepted)) => chat.update(|s| s.send_accepted(accepted)),
         Some(Err(e)) => {
             if e.is_unauthorized() {
                 reload_to("/login");

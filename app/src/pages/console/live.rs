@@ -7,6 +7,7 @@ use leptos::prelude::*;
 
 use super::cancel::CancelTurnControl;
 use super::composer::Composer;
+use super::handling::HandlingBar;
 use super::state::{ConversationState, Effects};
 use super::tools_panel::ToolsPanel;
 use super::transcript::Transcript;
@@ -146,6 +147,7 @@ pub fn ChatLive(
                     <CancelTurnControl chat/>
                 </div>
             })}
+            <HandlingBar chat session=session.clone()/>
             <Transcript chat supervisor=session.is_supervisor()/>
             <Composer chat/>
         </section>

@@ -14,6 +14,8 @@
 //! - [`approvals`]: pending approvals inline in the transcript.
 //! - [`cancel`]: a supervisor cancels the turn that holds the conversation.
 //! - [`composer`]: the message box, its errors and status.
+//! - [`handling`]: who handles it, take over / hand back / resolve /
+//!   reopen, the agent's reply box and internal notes.
 //! - [`tools_panel`]: the right column: tool timeline and trace.
 //! - [`api`]: the server functions.
 
@@ -22,6 +24,7 @@ mod approvals;
 mod cancel;
 mod composer;
 mod conversation_list;
+mod handling;
 mod live;
 pub mod state;
 mod tools_panel;

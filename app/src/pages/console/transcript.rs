@@ -1,6 +1,7 @@
 //! The message pane: the stored messages, the reply streaming in token by
 //! token, and pending approvals inline. It follows the newest text unless the
-//! reader scrolled up to read. Model output is text, never HTML.
+//! reader scrolled up to read. Replies (the AI's, the agents') are Markdown
+//! rendered safely (`components::markdown`); customers' words are text.
 
 use aics_types::{ChatMessage, MessageRole};
 use leptos::prelude::*;
@@ -8,6 +9,7 @@ use leptos::prelude::*;
 use super::approvals::PendingApprovals;
 use super::live::Chat;
 use crate::components::icons::{Icon, IconKind};
+use crate::components::markdown::Markdown;
 
 /// The scrolling transcript of the open conversation.
 #[component]
@@ -75,6 +77,16 @@ fn Avatar() -> impl IntoView {
     }
 }
 
+/// Up to two letters of a staff member's name, for their avatar.
+fn initials(name: Option<&str>) -> String {
+    name.unwrap_or("?")
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .take(2)
+        .collect::<String>()
+        .to_uppercase()
+}
+
 /// One message of the transcript.
 #[component]
 fn MessageLine(message: ChatMessage, chat: Chat) -> impl IntoView {
@@ -98,8 +110,8 @@ fn MessageLine(message: ChatMessage, chat: Chat) -> impl IntoView {
                     <Avatar/>
                     <div class="min-w-0 max-w-[85%]">
                         {reasoning.map(|text| view! { <Reasoning text/> })}
-                        <div data-testid="assistant-text" class="whitespace-pre-wrap break-words rounded-2xl rounded-tl-md border border-slate-200 bg-white px-4 py-2 text-sm text-slate-800 shadow-sm">
-                            {message.content}
+                        <div data-testid="assistant-text" class="break-words rounded-2xl rounded-tl-md border border-slate-200 bg-white px-4 py-2 text-sm text-slate-800 shadow-sm">
+                            <Markdown text=message.content/>
                         </div>
                         {gid.map(|g| {
                             let shown = StoredValue::new(g);
@@ -126,6 +138,29 @@ fn MessageLine(message: ChatMessage, chat: Chat) -> impl IntoView {
         MessageRole::System => view! {
             <li data-role="system" class="self-center rounded-full bg-slate-200/70 px-3 py-1 text-xs text-slate-600">
                 {message.content}
+            </li>
+        }
+        .into_any(),
+        MessageRole::Agent => view! {
+            <li data-role="agent" class="flex gap-2">
+                <span aria-hidden="true" class="mt-1 grid h-7 w-7 shrink-0 place-items-center rounded-full bg-sky-700 text-[11px] font-bold text-white">
+                    {initials(message.author.as_deref())}
+                </span>
+                <div class="min-w-0 max-w-[85%]">
+                    <p class="mb-0.5 text-xs text-slate-500">{message.author.clone().unwrap_or_default()}</p>
+                    <div data-testid="agent-text" class="break-words rounded-2xl rounded-tl-md border border-sky-200 bg-sky-50 px-4 py-2 text-sm text-slate-800 shadow-sm">
+                        <Markdown text=message.content/>
+                    </div>
+                </div>
+            </li>
+        }
+        .into_any(),
+        MessageRole::Note => view! {
+            <li data-role="note" class="mx-auto w-full max-w-[85%] rounded-lg border border-amber-200 bg-amber-50 px-3 py-2 text-sm text-amber-900">
+                <p class="text-xs font-medium">
+                    "Internal note · " {message.author.clone().unwrap_or_default()} " · not shown to the customer"
+                </p>
+                <p data-testid="note-text" class="whitespace-pre-wrap break-words">{message.content}</p>
             </li>
         }
         .into_any(),
@@ -169,7 +204,7 @@ fn StreamingReply(chat: Chat) -> impl IntoView {
                         data-testid="streaming-reply"
                         aria-live="polite"
                         aria-busy="true"
-                        class="min-h-10 whitespace-pre-wrap break-words rounded-2xl rounded-tl-md border border-indigo-200 bg-white px-4 py-2 text-sm text-slate-800 shadow-sm"
+                        class="min-h-10 break-words rounded-2xl rounded-tl-md border border-indigo-200 bg-white px-4 py-2 text-sm text-slate-800 shadow-sm"
                     >
                         {move || {
                             let text = reply.get();
@@ -179,7 +214,7 @@ fn StreamingReply(chat: Chat) -> impl IntoView {
                                 }.into_any()
                             } else {
                                 view! {
-                                    <span>{text}</span>
+                                    <Markdown text/>
                                     <span aria-hidden="true" class="ml-0.5 inline-block h-4 w-1.5 animate-pulse bg-indigo-400 align-middle"></span>
                                 }.into_any()
                             }

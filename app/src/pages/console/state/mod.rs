@@ -15,7 +15,8 @@
 
 use aics_types::{
     validate_message, AgentEvent, ChatMessage, ChatTurnTraceResult, ConversationDetail,
-    MessageRole, PendingToolCall, StopReason, Timestamp, ToolCallRecord, ToolCallStatus,
+    HandlingState, MessageAccepted, MessageRole, PendingToolCall, StopReason, Timestamp,
+    ToolCallRecord, ToolCallStatus,
 };
 use serde_json::Value;
 
@@ -118,6 +119,11 @@ pub struct ConversationState {
     /// The run that held the conversation when it was loaded (it may run on
     /// the server with no live event seen here yet, e.g. after a recovery).
     loaded_run: Option<String>,
+    /// Who handles the conversation (as stored: the paused run's
+    /// "waiting for approval" is read from the live state).
+    pub handling: HandlingState,
+    /// The staff member holding it.
+    pub assignee: Option<String>,
 }
 
 impl ConversationState {
@@ -135,7 +141,14 @@ impl ConversationState {
             reasoning: Vec::new(),
             sent: None,
             loaded_run: detail.active_run.map(|r| r.graph_execution_id),
+            handling: detail.summary.handling,
+            assignee: detail.summary.assignee,
         }
+    }
+
+    /// Whether a person holds the conversation (the AI does not answer).
+    pub fn held(&self) -> bool {
+        self.handling == HandlingState::Human
     }
 
     pub fn session_id(&self) -> &str {
@@ -159,11 +172,47 @@ impl ConversationState {
         Ok(())
     }
 
-    /// The server accepted the message and named its turn.
-    pub fn send_accepted(&mut self, graph_execution_id: String) {
-        if let Some(live) = self.live.as_mut() {
-            live.graph_execution_id.get_or_insert(graph_execution_id);
+    /// The server accepted the message and named its turn; or — a person
+    /// holds the conversation — stored it with no turn.
+    pub fn send_accepted(&mut self, accepted: MessageAccepted) -> Effects {
+        match accepted.graph_execution_id {
+            Some(graph_execution_id) => {
+                if let Some(live) = self.live.as_mut() {
+                    live.graph_execution_id.get_or_insert(graph_execution_id);
+                }
+                Effects::default()
+            }
+            None => {
+                self.live = None;
+                self.sent = None;
+                if let Some(message) = accepted.message {
+                    self.add_message(message);
+                }
+                if self.handling != HandlingState::Human {
+                    self.handling = HandlingState::Human;
+                    self.assignee = accepted.held_by;
+                }
+                Effects::refresh()
+            }
         }
+    }
+
+    /// A message stored outside a turn (a reply, a note, a handling line,
+    /// a customer's message while held): shown once, in place of the line
+    /// this page added for it before the server stored it.
+    pub fn add_message(&mut self, message: ChatMessage) {
+        if self.messages.iter().any(|m| m.id == message.id) {
+            return;
+        }
+        if let Some(local) = self
+            .messages
+            .iter_mut()
+            .find(|m| m.id < 0 && m.role == message.role && m.content == message.content)
+        {
+            *local = message;
+            return;
+        }
+        self.messages.push(message);
     }
 
     /// The server refused the message, so it is not stored: take the line
@@ -304,6 +353,15 @@ impl ConversationState {
                 }
                 Effects::refresh()
             }
+            AgentEvent::Message { message } => {
+                self.add_message(message);
+                Effects::refresh()
+            }
+            AgentEvent::Handling { handling, assignee } => {
+                self.handling = handling;
+                self.assignee = assignee;
+                Effects::refresh()
+            }
             AgentEvent::Final { trace } => self.finish(*trace, now),
             AgentEvent::Error { message } => self.fail(message),
             // The server could not replay what this stream missed: the
@@ -330,6 +388,8 @@ impl ConversationState {
         self.turns = detail.turns;
         self.decided.clear();
         self.loaded_run = detail.active_run.map(|r| r.graph_execution_id);
+        self.handling = detail.summary.handling;
+        self.assignee = detail.summary.assignee;
         let mut effects = Effects::refresh();
         // A turn's trace is stored when it ends or pauses.
         if let Some(trace) = ended {
@@ -379,6 +439,7 @@ impl ConversationState {
             content,
             graph_execution_id,
             created_at: now,
+            author: None,
         });
     }
 

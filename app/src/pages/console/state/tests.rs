@@ -18,6 +18,8 @@ fn detail(messages: Vec<ChatMessage>, turns: Vec<ChatTurnTraceResult>) -> Conver
             handling: HandlingState::Ai,
             last_message: None,
             updated_at: at(0),
+            assignee: None,
+            customer_id: None,
         },
         messages,
         turns,
@@ -36,6 +38,15 @@ fn stored(id: i64, role: MessageRole, content: &str, gid: Option<&str>) -> ChatM
         content: content.into(),
         graph_execution_id: gid.map(Into::into),
         created_at: at(0),
+        author: None,
+    }
+}
+
+fn accepted(gid: &str) -> aics_types::MessageAccepted {
+    aics_types::MessageAccepted {
+        graph_execution_id: Some(gid.into()),
+        held_by: None,
+        message: None,
     }
 }
 
@@ -568,7 +579,7 @@ fn resync_from_the_server_asks_for_a_reload() {
 #[test]
 fn a_reconnect_resync_takes_what_was_stored_meanwhile() {
     let mut s = sending();
-    s.send_accepted("g-1".into());
+    let _ = s.send_accepted(accepted("g-1"));
     let _ = s.apply(token("Your or"), at(1));
     // While the stream was down, the turn ended and was stored.
     let fx = s.resync(detail(
@@ -596,7 +607,7 @@ fn a_reconnect_resync_takes_what_was_stored_meanwhile() {
 #[test]
 fn a_resync_while_the_turn_still_runs_keeps_it_live() {
     let mut s = sending();
-    s.send_accepted("g-1".into());
+    let _ = s.send_accepted(accepted("g-1"));
     let _ = s.apply(token("Your or"), at(1));
     let _ = s.resync(detail(
         vec![stored(1, MessageRole::Customer, "Where is ORD-123?", None)],
@@ -613,7 +624,7 @@ fn a_resync_while_the_turn_still_runs_keeps_it_live() {
 #[test]
 fn a_resync_after_a_failed_turn_reports_it() {
     let mut s = sending();
-    s.send_accepted("g-1".into());
+    let _ = s.send_accepted(accepted("g-1"));
     let mut failed = trace("g-1", "");
     failed.stop_reason = Some(StopReason::Error);
     failed.error = Some("the model failed".into());
@@ -668,4 +679,39 @@ fn the_reader_can_pick_an_earlier_turn_while_one_runs() {
         Some("g-0")
     );
     assert_eq!(empty().timeline().mode, TimelineMode::Nothing);
+}
+
+#[test]
+fn a_message_while_a_person_holds_the_conversation_starts_no_turn() {
+    let mut s = empty();
+    let _ = s.apply(
+        AgentEvent::Handling {
+            handling: HandlingState::Human,
+            assignee: Some("alice".into()),
+        },
+        at(0),
+    );
+    assert!(s.held());
+    s.start_send("Hello?", at(1)).unwrap();
+    // The stream's copy arrives first, then the answer: one line.
+    let _ = s.apply(
+        AgentEvent::Message {
+            message: stored(7, MessageRole::Customer, "Hello?", None),
+        },
+        at(1),
+    );
+    let fx = s.send_accepted(aics_types::MessageAccepted {
+        graph_execution_id: None,
+        held_by: Some("alice".into()),
+        message: Some(stored(7, MessageRole::Customer, "Hello?", None)),
+    });
+    assert!(fx.refresh_list);
+    assert!(!s.running());
+    assert_eq!(s.messages.len(), 1);
+    assert_eq!(s.messages[0].id, 7);
+    // An agent's reply shows once, even if repeated.
+    let reply = stored(8, MessageRole::Agent, "Alice here", None);
+    let _ = s.apply(AgentEvent::Message { message: reply.clone() }, at(2));
+    let _ = s.apply(AgentEvent::Message { message: reply }, at(2));
+    assert_eq!(s.messages.len(), 2);
 }

@@ -1,0 +1,189 @@
+//! The handling bar above the transcript: who handles the conversation and
+//! the actions the table of transitions allows from there (take over, hand
+//! back, resolve, reopen), and — for the staff member holding it — the
+//! reply box; an internal note can be written by anyone.
+
+use aics_types::{HandlingAction, HandlingState};
+use leptos::prelude::*;
+
+use super::api::{AddNote, ChangeHandling, NewChatLink, ReplyAsAgent};
+use super::live::Chat;
+use super::state::Effects;
+use crate::components::badges::HandlingBadge;
+use crate::session::Session;
+
+#[component]
+pub fn HandlingBar(chat: Chat, session: Session) -> impl IntoView {
+    let state = chat.state;
+    let me = StoredValue::new(session.user.username.clone());
+    let handling = Memo::new(move |_| state.with(|s| s.handling));
+    let assignee = Memo::new(move |_| state.with(|s| s.assignee.clone()));
+    let mine = Memo::new(move |_| {
+        handling.get() == HandlingState::Human
+            && me.with_value(|m| assignee.get().as_deref() == Some(m.as_str()))
+    });
+    let error = RwSignal::new(None::<String>);
+    let change = ServerAction::<ChangeHandling>::new();
+    Effect::new(move |_| match change.value().get() {
+        Some(Ok(summary)) => {
+            error.set(None);
+            chat.update(|s| {
+                s.handling = summary.handling;
+                s.assignee = summary.assignee;
+                Effects::default()
+            });
+        }
+        Some(Err(e)) => error.set(Some(e.message)),
+        None => {}
+    });
+    let session_id = move || state.with_untracked(|s| s.session_id().to_string());
+    let actions = move || {
+        HandlingAction::STAFF
+            .into_iter()
+            .filter(|a| a.allowed_from(handling.get()))
+            .map(|action| {
+                view! {
+                    <button
+                        type="button"
+                        data-testid=format!("handling-{}", action.as_str())
+                        class="rounded-lg border border-slate-300 bg-white px-2.5 py-1 text-xs font-medium text-slate-700 hover:bg-slate-50 disabled:opacity-50"
+                        disabled=move || change.pending().get()
+                        on:click=move |_| {
+                            change.dispatch(ChangeHandling { session_id: session_id(), action });
+                        }
+                    >
+                        {action.label()}
+                    </button>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <div data-testid="handling-bar" class="flex flex-wrap items-center gap-2 border-b border-slate-200 bg-white px-4 py-1.5 text-xs text-slate-600">
+            {move || view! { <HandlingBadge state=handling.get()/> }}
+            <span data-testid="assignee">
+                {move || assignee.get().map(|a| format!("with {a}")).unwrap_or_default()}
+            </span>
+            <span class="ml-auto flex gap-2">{actions}</span>
+            <CustomerLink chat/>
+            <span role="alert" data-testid="handling-error" class="w-full text-red-700 empty:hidden">
+                {move || error.get().unwrap_or_default()}
+            </span>
+        </div>
+        <StaffBox chat mine/>
+    }
+}
+
+/// The reply box (when the conversation is this staff member's) and the
+/// note box.
+#[component]
+fn StaffBox(chat: Chat, mine: Memo<bool>) -> impl IntoView {
+    let state = chat.state;
+    let text = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    let reply = ServerAction::<ReplyAsAgent>::new();
+    let note = ServerAction::<AddNote>::new();
+    let done = move |result: Option<Result<aics_types::ChatMessage, crate::error::AppError>>| {
+        match result {
+            Some(Ok(message)) => {
+                error.set(None);
+                text.set(String::new());
+                chat.update(|s| {
+                    s.add_message(message);
+                    Effects::default()
+                });
+            }
+            Some(Err(e)) => error.set(Some(e.message)),
+            None => {}
+        }
+    };
+    Effect::new(move |_| done(reply.value().get()));
+    Effect::new(move |_| done(note.value().get()));
+    let session_id = move || state.with_untracked(|s| s.session_id().to_string());
+    view! {
+        <div data-testid="staff-box" class="border-b border-slate-200 bg-slate-50 px-4 py-2">
+            <label class="sr-only" for="staff-text">"Reply or note"</label>
+            <textarea
+                id="staff-text"
+                data-testid="staff-text"
+                rows="2"
+                placeholder=move || if mine.get() { "Reply to the customer, or write an internal note…" } else { "Internal note for the team…" }
+                class="w-full resize-none rounded-lg border border-slate-300 bg-white px-3 py-1.5 text-sm"
+                prop:value=move || text.get()
+                on:input=move |ev| text.set(event_target_value(&ev))
+            ></textarea>
+            <div class="mt-1 flex items-center gap-2">
+                <span role="alert" class="text-xs text-red-700">{move || error.get().unwrap_or_default()}</span>
+                <button
+                    type="button"
+                    data-testid="add-note"
+                    class="ml-auto rounded-lg border border-amber-300 bg-amber-50 px-3 py-1 text-xs font-medium text-amber-900 disabled:opacity-50"
+                    disabled=move || text.with(|t| t.trim().is_empty())
+                    on:click=move |_| {
+                        note.dispatch(AddNote { session_id: session_id(), text: text.get_untracked() });
+                    }
+                >
+                    "Add note"
+                </button>
+                <button
+                    type="button"
+                    data-testid="send-reply"
+                    class="rounded-lg bg-sky-700 px-3 py-1 text-xs font-medium text-white disabled:opacity-50"
+                    disabled=move || !mine.get() || text.with(|t| t.trim().is_empty())
+                    on:click=move |_| {
+                        reply.dispatch(ReplyAsAgent { session_id: session_id(), text: text.get_untracked() });
+                    }
+                >
+                    "Reply as me"
+                </button>
+            </div>
+        </div>
+    }
+}
+
+/// "Customer link": mints the conversation's link for the customer and
+/// copies it (an earlier link stops working).
+#[component]
+fn CustomerLink(chat: Chat) -> impl IntoView {
+    let mint = ServerAction::<NewChatLink>::new();
+    let shown = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        if let Some(Ok(link)) = mint.value().get() {
+            #[cfg(feature = "hydrate")]
+            let url = web_sys::window()
+                .and_then(|w| w.location().origin().ok())
+                .map(|origin| format!("{origin}{}", link.path))
+                .unwrap_or(link.path.clone());
+            #[cfg(not(feature = "hydrate"))]
+            let url = link.path.clone();
+            #[cfg(feature = "hydrate")]
+            if let Some(w) = web_sys::window() {
+                let _ = w.navigator().clipboard().write_text(&url);
+            }
+            shown.set(Some(url));
+        }
+    });
+    view! {
+        <button
+            type="button"
+            data-testid="customer-link"
+            title="A link for the customer to this conversation (an earlier link stops working)"
+            class="rounded-lg border border-indigo-200 bg-indigo-50 px-2.5 py-1 text-xs font-medium text-indigo-800 hover:bg-indigo-100"
+            on:click=move |_| {
+                mint.dispatch(NewChatLink {
+                    session_id: chat.state.with_untracked(|s| s.session_id().to_string()),
+                });
+            }
+        >
+            "Customer link"
+        </button>
+        <input
+            readonly
+            data-testid="customer-link-url"
+            aria-label="Customer link (copied)"
+            class="w-full rounded border border-slate-200 bg-slate-50 px-2 py-1 font-mono text-[11px]"
+            class:hidden=move || shown.get().is_none()
+            prop:value=move || shown.get().unwrap_or_default()
+        />
+    }
+}

@@ -1,0 +1,124 @@
+//! Human takeover: a staff member takes a conversation from the AI (or from
+//! the "waiting for human" queue), replies to the customer as themselves,
+//! writes internal notes, hands it back, resolves or reopens it. Every
+//! handling change goes through one call over the table of allowed
+//! transitions ([`aics_types::HANDLING_TRANSITIONS`]), is one audit line and
+//! one timeline line, and is announced on the conversation's live stream.
+
+use aics_types::{
+    AgentEvent, ChatMessage, ConversationSummary, HandlingAction, MessageRole, UserInfo,
+};
+
+use crate::error::ServiceError;
+use crate::{check_session_id, Console};
+
+impl Console {
+    /// Applies a staff member's handling `action`: 409 when the
+    /// conversation's state does not allow it (someone took it first; a run
+    /// holds it), nothing changed. The escalation is the AI's, not staff's.
+    #[tracing::instrument(skip_all, fields(session_id, action = action.as_str(), user = %user.username))]
+    pub async fn change_handling(
+        &self,
+        user: &UserInfo,
+        session_id: &str,
+        action: HandlingAction,
+    ) -> Result<ConversationSummary, ServiceError> {
+        check_session_id(session_id)?;
+        if !HandlingAction::STAFF.contains(&action) {
+            return Err(ServiceError::Invalid(format!(
+                "{:?} is not an action staff take",
+                action.as_str()
+            )));
+        }
+        let change = self
+            .inner
+            .db
+            .change_handling(session_id, action, &user.username)
+            .await?;
+        self.audit(
+            &user.username,
+            &format!("conversation.{}", action.as_str()),
+            session_id,
+            &format!("handling is now {}", change.summary.handling.as_str()),
+        )
+        .await;
+        let publisher = self.inner.hub.publisher(session_id, None).await;
+        publisher.publish(AgentEvent::Message {
+            message: change.line,
+        });
+        publisher.publish(AgentEvent::Handling {
+            handling: change.summary.handling,
+            assignee: change.summary.assignee.clone(),
+        });
+        Ok(change.summary)
+    }
+
+    /// A reply to the customer written by the staff member who holds the
+    /// conversation (409 otherwise), shown as theirs.
+    #[tracing::instrument(skip_all, fields(session_id, user = %user.username))]
+    pub async fn reply_as_agent(
+        &self,
+        user: &UserInfo,
+        session_id: &str,
+        text: &str,
+    ) -> Result<ChatMessage, ServiceError> {
+        self.staff_message(user, session_id, text, MessageRole::Agent)
+            .await
+    }
+
+    /// An internal note: staff see it in the timeline; the customer and the
+    /// model never do.
+    #[tracing::instrument(skip_all, fields(session_id, user = %user.username))]
+    pub async fn add_note(
+        &self,
+        user: &UserInfo,
+        session_id: &str,
+        text: &str,
+    ) -> Result<ChatMessage, ServiceError> {
+        self.staff_message(user, session_id, text, MessageRole::Note)
+            .await
+    }
+
+    async fn staff_message(
+        &self,
+        user: &UserInfo,
+        session_id: &str,
+        text: &str,
+        role: MessageRole,
+    ) -> Result<ChatMessage, ServiceError> {
+        check_session_id(session_id)?;
+        aics_types::validate_message(text).map_err(ServiceError::Invalid)?;
+        let db = &self.inner.db;
+        let (message, action) = match role {
+            MessageRole::Agent => (
+                db.append_agent_reply(session_id, &user.username, text)
+                    .await?,
+                "conversation.reply",
+            ),
+            _ => (
+                db.append_note(session_id, &user.username, text).await?,
+                "conversation.note",
+            ),
+        };
+        self.audit(
+            &user.username,
+            action,
+            session_id,
+            &format!("message {}", message.id),
+        )
+        .await;
+        self.inner
+            .hub
+            .publisher(session_id, None)
+            .await
+            .publish(AgentEvent::Message {
+                message: message.clone(),
+            });
+        Ok(message)
+    }
+
+    /// How many conversations wait for a person (the header's count).
+    pub async fn waiting_for_human(&self) -> Result<u64, ServiceError> {
+        Ok(self.inner.db.waiting_for_human_count().await?)
+    }
+}

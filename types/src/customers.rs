@@ -1,0 +1,50 @@
+//! A conversation's customer as the console's customer panel shows it:
+//! the profile, orders, tickets, past conversations and remembered facts.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ConversationSummary, Customer, Order, Ticket, Timestamp};
+
+/// One remembered fact of a customer, with where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryFact {
+    pub id: i64,
+    pub text: String,
+    pub created_at: Timestamp,
+    /// Who remembered it: `ai` (the customer asked the AI) or a name.
+    #[serde(default)]
+    pub created_by: Option<String>,
+    /// The conversation it came from, when known.
+    #[serde(default)]
+    pub session_id: Option<String>,
+}
+
+/// Everything the panel shows of one customer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerProfile {
+    pub customer: Customer,
+    pub orders: Vec<Order>,
+    pub tickets: Vec<Ticket>,
+    pub conversations: Vec<ConversationSummary>,
+    pub memories: Vec<MemoryFact>,
+}
+
+/// The customer panel of a conversation: its customer, or — when it has
+/// none — the one an order id in the conversation belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerPanel {
+    #[serde(default)]
+    pub profile: Option<CustomerProfile>,
+    #[serde(default)]
+    pub proposed: Option<Customer>,
+}
+
+/// `PUT /api/conversations/{id}/customer`: a customer id or email.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CustomerRef {
+    pub customer: String,
+}
