@@ -10,7 +10,7 @@
 //! receives the stated reason as a rejection and tells the customer.
 
 use aics_db::NewApproval;
-use aics_types::{AgentEvent, ChatTurnTraceResult, HandlingState, PendingToolCall};
+use aics_types::{AgentEvent, ChatTurnTraceResult, HandlingAction, PendingToolCall};
 
 use crate::Console;
 
@@ -82,13 +82,27 @@ impl Console {
             )
             .await;
             if on_expiry == "handover" {
-                if let Err(e) = self
+                // Into the "waiting for human" queue through the one table of
+                // transitions, as `escalate_to_human` does; a conversation a
+                // person already holds stays theirs.
+                match self
                     .inner
                     .db
-                    .set_handling(&approval.session_id, HandlingState::WaitingHuman)
+                    .change_handling(&approval.session_id, HandlingAction::Escalate, "system")
                     .await
                 {
-                    tracing::warn!(error = %e, "could not hand the conversation over");
+                    Ok(change) => {
+                        let publisher = self.inner.hub.publisher(&approval.session_id, None).await;
+                        publisher.publish(AgentEvent::Message {
+                            message: change.line,
+                        });
+                        publisher.publish(AgentEvent::Handling {
+                            handling: change.summary.handling,
+                            assignee: change.summary.assignee.clone(),
+                        });
+                    }
+                    Err(aics_db::DbError::Conflict(_)) => {}
+                    Err(e) => tracing::warn!(error = %e, "could not hand the conversation over"),
                 }
             }
             let event = AgentEvent::ApprovalDecided {

@@ -78,7 +78,9 @@ async fn a_running_turn_has_a_detail_from_its_latest_checkpoint(pool: SqlitePool
     let gid = console
         .send_message(&agent(), "studio-live", "Where is my order ORD-123?")
         .await
-        .unwrap();
+        .unwrap()
+        .graph_execution_id
+        .expect("the AI answers: a turn began");
     let live = loop {
         match console.turn_detail(&gid).await {
             Ok(detail) if detail.checkpoints.iter().any(|c| c.node == "tools") => break detail,
