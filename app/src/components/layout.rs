@@ -50,18 +50,10 @@ fn Header(session: Session) -> impl IntoView {
     let supervisor = session.is_supervisor();
     let model = session.model.clone();
     let role = session.user.role.as_str();
-    view! {
-        <header class="sticky top-0 z-20 flex h-14 items-center gap-4 border-b border-slate-200 bg-white/95 px-4 backdrop-blur lg:px-6">
-            <a href="/" class="flex items-center gap-2 font-semibold tracking-tight text-slate-900">
-                <span
-                    aria-hidden="true"
-                    class="grid h-7 w-7 place-items-center rounded-lg bg-indigo-600 text-xs font-bold text-white"
-                >
-                    "ai"
-                </span>
-                <span>"aics"</span>
-                <span class="hidden text-sm font-normal text-slate-500 md:inline">"Support console"</span>
-            </a>
+    // The header's view type is erased in parts (`into_any`): with every
+    // page's link and live badge in one static type, rustc's query depth
+    // overflows when the browser bundle is compiled.
+    let nav = view! {
             <nav aria-label="Main" class="flex items-center gap-1 text-sm">
                 <a href="/" aria-current=in_console class=NAV_LINK>
                     "Conversations"
@@ -96,8 +88,12 @@ fn Header(session: Session) -> impl IntoView {
                                 "Overview"
                             </a>
                         }
+                        .into_any()
                     })}
             </nav>
+    }
+    .into_any();
+    let account = view! {
             <div class="ml-auto flex items-center gap-3 text-sm">
                 <span
                     data-testid="model-info"
@@ -144,6 +140,22 @@ fn Header(session: Session) -> impl IntoView {
                     </button>
                 </ActionForm>
             </div>
+    }
+    .into_any();
+    view! {
+        <header class="sticky top-0 z-20 flex h-14 items-center gap-4 border-b border-slate-200 bg-white/95 px-4 backdrop-blur lg:px-6">
+            <a href="/" class="flex items-center gap-2 font-semibold tracking-tight text-slate-900">
+                <span
+                    aria-hidden="true"
+                    class="grid h-7 w-7 place-items-center rounded-lg bg-indigo-600 text-xs font-bold text-white"
+                >
+                    "ai"
+                </span>
+                <span>"aics"</span>
+                <span class="hidden text-sm font-normal text-slate-500 md:inline">"Support console"</span>
+            </a>
+            {nav}
+            {account}
         </header>
     }
 }
@@ -156,10 +168,8 @@ fn WaitingForHuman() -> impl IntoView {
     let count = LocalResource::new(crate::pages::console::api::waiting_for_human);
     #[cfg(feature = "hydrate")]
     {
-        let handle = set_interval_with_handle(
-            move || count.refetch(),
-            std::time::Duration::from_secs(20),
-        );
+        let handle =
+            set_interval_with_handle(move || count.refetch(), std::time::Duration::from_secs(20));
         on_cleanup(move || {
             if let Ok(h) = handle {
                 h.clear();

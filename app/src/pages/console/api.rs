@@ -2,8 +2,8 @@
 //! [`crate::pages::approvals::api::decide_approval`].
 
 use aics_types::{
-    ChatLink, ChatMessage, ChatTurnTraceResult, ConversationDetail, ConversationSummary, HandlingAction,
-    MessageAccepted,
+    ChatLink, ChatMessage, ChatTurnTraceResult, ConversationDetail, ConversationSummary,
+    HandlingAction, MessageAccepted,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
