@@ -160,42 +160,46 @@ fn Header(session: Session) -> impl IntoView {
     }
 }
 
-/// The count of conversations waiting for a person. Loaded by the browser
-/// only (the server and the hydrating page both render the placeholder),
-/// again every 20 seconds.
+/// The count of conversations waiting for a person, fetched by the browser
+/// after mount and again every 20 seconds. The server and the hydrating page
+/// render the same hidden placeholder: no `Suspense` here, whose markers a
+/// browser-only resource that resolves during hydration would contradict
+/// (that was a hydration panic of the whole console).
 #[component]
 fn WaitingForHuman() -> impl IntoView {
-    let count = LocalResource::new(crate::pages::console::api::waiting_for_human);
+    let count = RwSignal::new(0u64);
     #[cfg(feature = "hydrate")]
     {
-        let handle =
-            set_interval_with_handle(move || count.refetch(), std::time::Duration::from_secs(20));
-        on_cleanup(move || {
-            if let Ok(h) = handle {
-                h.clear();
+        let refresh = move || {
+            leptos::task::spawn_local(async move {
+                if let Ok(n) = crate::pages::console::api::waiting_for_human().await {
+                    count.set(n);
+                }
+            })
+        };
+        Effect::new(move |_| {
+            refresh();
+            if let Ok(handle) =
+                set_interval_with_handle(refresh, std::time::Duration::from_secs(20))
+            {
+                on_cleanup(move || handle.clear());
             }
         });
     }
     view! {
-        <Suspense fallback=|| view! { <span data-testid="waiting-human" class="hidden"></span> }>
-            {move || Suspend::new(async move {
-                let n = count.await.unwrap_or(0);
-                let class = if n > 0 {
+        <span
+            data-testid="waiting-human"
+            data-count=move || count.get().to_string()
+            title="Conversations waiting for a person"
+            class=move || {
+                if count.get() > 0 {
                     "rounded-full bg-rose-100 px-2 py-0.5 text-xs font-medium text-rose-800"
                 } else {
                     "hidden"
-                };
-                view! {
-                    <span
-                        data-testid="waiting-human"
-                        data-count=n.to_string()
-                        title="Conversations waiting for a person"
-                        class=class
-                    >
-                        {format!("{n} waiting")}
-                    </span>
                 }
-            })}
-        </Suspense>
+            }
+        >
+            {move || format!("{} waiting", count.get())}
+        </span>
     }
 }
