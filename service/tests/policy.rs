@@ -151,6 +151,61 @@ async fn the_injection_still_waits_and_the_rule_is_stored(db: Database) {
         "{}",
         lines[0].detail
     );
+
+    // The export holds the decision; its filters narrow it.
+    let csv = console
+        .approvals_csv(&supervisor(), None, None, None)
+        .await
+        .unwrap();
+    let rows: Vec<&str> = csv.trim_end().split("\r\n").collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert!(rows[0].starts_with("id,decidedAt,status,decidedBy,tool,rule"));
+    assert!(
+        rows[1].contains(r#""approved","supervisor","ticket_create","ticket-intent-mismatch""#),
+        "{csv}"
+    );
+    assert!(
+        rows[1].contains(r#"category: ""inquiry"" → ""complaint"""#),
+        "{csv}"
+    );
+    let today = chrono::Utc::now().date_naive();
+    let tomorrow = today.succ_opt().unwrap().to_string();
+    let only = |status: Option<&'static str>, from: Option<String>, to: Option<String>| {
+        let console = console.clone();
+        async move {
+            console
+                .approvals_csv(&supervisor(), status, from.as_deref(), to.as_deref())
+                .await
+                .unwrap()
+                .trim_end()
+                .split("\r\n")
+                .count()
+                - 1
+        }
+    };
+    assert_eq!(only(Some("approved"), None, None).await, 1);
+    assert_eq!(only(Some("rejected"), None, None).await, 0);
+    assert_eq!(
+        only(None, Some(today.to_string()), Some(today.to_string())).await,
+        1
+    );
+    assert_eq!(only(None, Some(tomorrow), None).await, 0);
+    let e = console
+        .approvals_csv(&agent(), None, None, None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.status_code(), 403);
+    for (status, from) in [
+        (Some("pending"), None),
+        (Some("nope"), None),
+        (None, Some("yesterday")),
+    ] {
+        let e = console
+            .approvals_csv(&supervisor(), status, from, None)
+            .await
+            .unwrap_err();
+        assert_eq!(e.status_code(), 400);
+    }
 }
 
 async fn a_deadline_rejects_exactly_once_across_two_instances(db: Database) {

@@ -86,6 +86,7 @@ fn Header(session: Session) -> impl IntoView {
                                 "Accounts"
                             </a>
                         }
+                        .into_any()
                     })}
             </nav>
             <div class="ml-auto flex items-center gap-3 text-sm">

@@ -7,6 +7,7 @@
 //! - [`card`]: one pending approval, with editable arguments.
 //! - [`decided`]: the table of recent decisions.
 //! - [`deadline`]: a card's deadline and its countdown.
+//! - `keys`: the page's keyboard (`j`/`k`, `a`, `r`).
 //! - [`notify`]: the header's live count, tab title and desktop notices.
 //! - [`api`]: the server functions.
 
@@ -14,6 +15,7 @@ pub mod api;
 mod card;
 pub mod deadline;
 mod decided;
+mod keys;
 pub mod notify;
 
 use leptos::prelude::*;
@@ -87,6 +89,7 @@ fn ApprovalQueue() -> impl IntoView {
             }
         });
         on_cleanup(move || stream.dispose());
+        Effect::new(move |_| keys::install());
     }
 
     let last_error = move || match decide.value().get() {
@@ -100,6 +103,11 @@ fn ApprovalQueue() -> impl IntoView {
             <LiveDot connected live="Live queue" testid="approvals-live"/>
             <p class="w-full text-sm text-slate-500">
                 "Sensitive tool calls wait here. Check the conversation and the arguments, edit them if needed, then approve — or reject with a reason the AI will pass on."
+            </p>
+            <p data-testid="approval-keys" class="w-full text-xs text-slate-500">
+                "Keyboard: " <kbd class="rounded border px-1 font-mono">"j"</kbd> "/" <kbd class="rounded border px-1 font-mono">"k"</kbd>
+                " move between cards · " <kbd class="rounded border px-1 font-mono">"a"</kbd> " approve · "
+                <kbd class="rounded border px-1 font-mono">"r"</kbd> " reject (type the reason, then Enter)"
             </p>
         </div>
         {move || last_error().map(|m| view! {

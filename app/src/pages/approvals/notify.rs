@@ -110,6 +110,7 @@ pub fn PendingNotice() -> impl IntoView {
             <span class="sr-only">"Desktop notifications"</span>
         </button>
     }
+    .into_any()
 }
 
 #[cfg(feature = "hydrate")]
