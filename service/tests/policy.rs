@@ -47,6 +47,7 @@ on_both_databases!(
     the_injection_still_waits_and_the_rule_is_stored,
     a_deadline_rejects_exactly_once_across_two_instances,
     a_deadline_can_hand_the_conversation_over,
+    an_edit_the_policy_refuses_is_a_400,
 );
 
 /// The background sweep runs once at start-up, then not for an hour: the
@@ -293,4 +294,45 @@ async fn a_deadline_can_hand_the_conversation_over(db: Database) {
     assert!(audit(&console, "approval.expire").await[0]
         .detail
         .starts_with("handover"));
+}
+
+async fn an_edit_the_policy_refuses_is_a_400(db: Database) {
+    let mut approvals = ApprovalsConfig::default();
+    approvals.rules.push(RuleConfig {
+        name: Some("no-wires".into()),
+        tool: "ticket_create".into(),
+        when: Some("summary contains 'wire transfer'".into()),
+        action: Some("refuse".into()),
+        reason: Some("we never pay by wire transfer".into()),
+        ..RuleConfig::default()
+    });
+    let console = Console::new(db, config(approvals)).await.unwrap();
+    let trace = console.chat(&agent(), "edit", CHAIN).await.unwrap();
+    let pending = &trace.pending_tool_calls[0];
+    let mut edited = pending.args.clone();
+    edited["summary"] = "refund by wire transfer".into();
+    let e = console
+        .decide(
+            &supervisor(),
+            &pending.id,
+            ApprovalDecision {
+                args: Some(edited),
+                ..approve()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.status_code(), 400);
+    assert!(e.to_string().contains("no-wires"), "{e}");
+    let still = console.approval(&pending.id).await.unwrap();
+    assert_eq!(still.status, ApprovalStatus::Pending, "nothing changed");
+    assert!(audit(&console, "approval.decide").await.is_empty());
+    // As proposed, it is approved.
+    let mut events = console.conversation_events("edit", None).unwrap();
+    console
+        .decide(&supervisor(), &pending.id, approve())
+        .await
+        .unwrap();
+    let last = until_final(&mut events).await;
+    assert!(last.reply.contains("TCK-"), "{}", last.reply);
 }

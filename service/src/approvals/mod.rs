@@ -11,7 +11,8 @@
 mod detail;
 mod export;
 
-use aics_types::{AgentEvent, Approval, ApprovalDecision, ApprovalStatus, UserInfo};
+use aics_agent::policy::{Evidence, Verdict};
+use aics_types::{AgentEvent, Approval, ApprovalDecision, ApprovalStatus, MessageRole, UserInfo};
 
 pub(crate) use detail::args_diff;
 use detail::decision_detail;
@@ -78,11 +79,12 @@ impl Console {
         }
         let db = &self.inner.db;
         // 404 before anything else, so a wrong id never reads as a wrong token.
-        if db.approval(approval_id).await?.is_none() {
+        let Some(current) = db.approval(approval_id).await? else {
             return Err(ServiceError::NotFound(format!(
                 "approval {approval_id} does not exist"
             )));
-        }
+        };
+        self.check_edit(&current, &decision)?;
         let decided = db
             .decide_approval(approval_id, &decision, &user.username)
             .await?;
@@ -110,6 +112,42 @@ impl Console {
         self.resume_if_decided(&decided.session_id, &decided.graph_execution_id)
             .await?;
         Ok(decided)
+    }
+
+    /// 400 when a supervisor's edit turns a pending call into one the policy
+    /// refuses (judged on the customer's words of the conversation, as the
+    /// turn will judge it again before it runs): nothing changes.
+    fn check_edit(
+        &self,
+        current: &Approval,
+        decision: &ApprovalDecision,
+    ) -> Result<(), ServiceError> {
+        if !decision.approve || current.status != ApprovalStatus::Pending {
+            return Ok(());
+        }
+        let Some(edited) = decision
+            .args
+            .as_ref()
+            .filter(|a| **a != current.proposed_args)
+        else {
+            return Ok(());
+        };
+        let words = current
+            .context
+            .iter()
+            .filter(|m| m.role == MessageRole::Customer)
+            .map(|m| m.content.as_str());
+        match self
+            .inner
+            .policy
+            .judge(&current.tool, edited, &Evidence::of_words(None, words))
+        {
+            Verdict::Refuse(hold) => Err(ServiceError::Invalid(format!(
+                "the edited call is not allowed (approval rule {}): {}",
+                hold.rule, hold.reason
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Resumes a paused run once none of its calls waits any more; exactly
