@@ -11,7 +11,9 @@ test("the pending count rises live in a supervisor's header and tab title; an in
   const supervisor = await signedInPage(browser, "supervisor");
   await hydrated(supervisor);
   const count = supervisor.getByTestId("pending-count");
-  const before = Number((await count.textContent())?.trim() || "0");
+  // data-count is empty until the live count has loaded.
+  await expect(count).toHaveAttribute("data-count", /^\d+$/);
+  const before = Number(await count.getAttribute("data-count"));
 
   const agent = await signedInPage(browser, "agent");
   const sessionId = await newConversation(agent);
@@ -21,6 +23,7 @@ test("the pending count rises live in a supervisor's header and tab title; an in
   await expect(agent.getByTestId("approval-inline-rule")).toHaveText("ticket-intent-mismatch");
 
   // The supervisor's header counts it and the tab title shows it.
+  await expect(count).toHaveAttribute("data-count", String(before + 1));
   await expect(count).toHaveText(String(before + 1));
   await expect(supervisor).toHaveTitle(new RegExp(`^\\(${before + 1}\\) aics`));
 
@@ -36,7 +39,7 @@ test("the pending count rises live in a supervisor's header and tab title; an in
   await args.fill(edited);
   await inline.getByTestId("approve-inline").click();
   await expect(toolCard(agent, "ticket_create")).toHaveAttribute("data-status", "ok");
-  await expect(count).toHaveText(before > 0 ? String(before) : "");
+  await expect(count).toHaveAttribute("data-count", String(before));
 
   // The export holds the decision, with the rule and the edit.
   const csv = await supervisor.request.get("/api/approvals/export.csv?status=approved");

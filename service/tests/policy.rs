@@ -336,3 +336,45 @@ async fn an_edit_the_policy_refuses_is_a_400(db: Database) {
     let last = until_final(&mut events).await;
     assert!(last.reply.contains("TCK-"), "{}", last.reply);
 }
+
+/// The rule of scripts/e2e.sh: a deadline for one order's refund tickets,
+/// before the defaults; other tickets keep theirs (none).
+#[sqlx::test(migrations = false)]
+async fn a_deadline_rule_scoped_to_one_order(pool: sqlx::SqlitePool) {
+    let mut approvals = ApprovalsConfig::default();
+    approvals.rules.insert(
+        0,
+        RuleConfig {
+            name: Some("e2e-refund-deadline".into()),
+            tool: "ticket_create".into(),
+            when: Some("category == refund and order_id == ORD-1031".into()),
+            timeout: Some("4s".into()),
+            ..RuleConfig::default()
+        },
+    );
+    let console = Console::new(ready(Database::Sqlite(pool)).await, config(approvals))
+        .await
+        .unwrap();
+    let trace = console
+        .chat(
+            &agent(),
+            "scoped",
+            "I want a refund for order ORD-1031, please open a refund ticket",
+        )
+        .await
+        .unwrap();
+    assert!(trace.pending_approval, "{:?}", trace.tool_calls);
+    let held = console
+        .approval(&trace.pending_tool_calls[0].id)
+        .await
+        .unwrap();
+    assert_eq!(held.rule, "e2e-refund-deadline");
+    assert!(held.expires_at.is_some());
+    let other = console.chat(&agent(), "other", CHAIN).await.unwrap();
+    let held = console
+        .approval(&other.pending_tool_calls[0].id)
+        .await
+        .unwrap();
+    assert_eq!(held.rule, "sensitive-ticket");
+    assert_eq!(held.expires_at, None);
+}
