@@ -41,6 +41,13 @@ test("the pending count rises live in a supervisor's header and tab title; an in
   await expect(toolCard(agent, "ticket_create")).toHaveAttribute("data-status", "ok");
   await expect(count).toHaveAttribute("data-count", String(before));
 
+  // The page's export form downloads the CSV.
+  await supervisor.goto("/approvals");
+  await hydrated(supervisor);
+  const download = supervisor.waitForEvent("download");
+  await supervisor.getByTestId("approvals-export-button").click();
+  expect((await download).suggestedFilename()).toMatch(/^aics-approvals-.*\.csv$/);
+
   // The export holds the decision, with the rule and the edit.
   const csv = await supervisor.request.get("/api/approvals/export.csv?status=approved");
   expect(csv.status()).toBe(200);

@@ -32,8 +32,11 @@ impl Console {
                 found => found,
             },
         };
-        let from = from.map(|t| parse_when("from", t, false)).transpose()?;
-        let to = to.map(|t| parse_when("to", t, true)).transpose()?;
+        // A form sends empty fields for the filters left open.
+        let from = given(from)
+            .map(|t| parse_when("from", t, false))
+            .transpose()?;
+        let to = given(to).map(|t| parse_when("to", t, true)).transpose()?;
         let list = self
             .inner
             .db
@@ -41,6 +44,11 @@ impl Console {
             .await?;
         Ok(approvals_to_csv(&list))
     }
+}
+
+/// A filter's text, when there is one.
+fn given(text: Option<&str>) -> Option<&str> {
+    text.map(str::trim).filter(|t| !t.is_empty())
 }
 
 /// `YYYY-MM-DD` (a day: its start, or with `end` the next day's start) or

@@ -148,7 +148,42 @@ fn ApprovalQueue() -> impl IntoView {
             </ul>
         </Transition>
         <section aria-labelledby="decided-heading" class="mt-8">
-            <h2 id="decided-heading" class="mb-2 text-sm font-semibold text-slate-700">"Recently decided"</h2>
+            <div class="mb-2 flex flex-wrap items-end gap-3">
+                <h2 id="decided-heading" class="text-sm font-semibold text-slate-700">"Recently decided"</h2>
+                // A plain GET form: the browser downloads the CSV itself.
+                <form
+                    method="get"
+                    action="/api/approvals/export.csv"
+                    data-testid="approvals-export"
+                    class="ml-auto flex flex-wrap items-end gap-2 text-xs text-slate-600"
+                >
+                    <label class="flex flex-col gap-0.5">
+                        "Status"
+                        <select name="status" class="rounded-md border border-slate-300 bg-white px-2 py-1">
+                            <option value="">"all"</option>
+                            <option value="approved">"approved"</option>
+                            <option value="rejected">"rejected"</option>
+                            <option value="expired">"expired"</option>
+                            <option value="cancelled">"cancelled"</option>
+                        </select>
+                    </label>
+                    <label class="flex flex-col gap-0.5">
+                        "From"
+                        <input type="date" name="from" class="rounded-md border border-slate-300 px-2 py-1"/>
+                    </label>
+                    <label class="flex flex-col gap-0.5">
+                        "To"
+                        <input type="date" name="to" class="rounded-md border border-slate-300 px-2 py-1"/>
+                    </label>
+                    <button
+                        type="submit"
+                        data-testid="approvals-export-button"
+                        class="rounded-md border border-slate-300 bg-white px-3 py-1.5 font-medium text-slate-700 hover:bg-slate-50"
+                    >
+                        "Export CSV"
+                    </button>
+                </form>
+            </div>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     match decided.await {
