@@ -225,6 +225,8 @@ async fn a_deadline_rejects_exactly_once_across_two_instances(db: Database) {
     assert_eq!(stored.on_expiry.as_deref(), Some("reject"));
     let deadline = stored.expires_at.expect("a deadline");
     assert!(deadline > stored.created_at);
+    // The stored trace shows it too (the conversation view's countdown).
+    assert_eq!(trace.pending_tool_calls[0].expires_at, Some(deadline));
 
     // Not yet: nothing expires.
     assert_eq!(a.expire_approvals().await + b.expire_approvals().await, 0);

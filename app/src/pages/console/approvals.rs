@@ -10,6 +10,7 @@ use super::live::Chat;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::json::{pretty_json, JsonBlock};
 use crate::pages::approvals::api::DecideApproval;
+use crate::pages::approvals::deadline::Deadline;
 
 /// The calls that wait, and a note while a decided turn resumes.
 #[component]
@@ -96,6 +97,9 @@ fn PendingCall(
                     <code class="font-mono">{call.tool.clone()}</code>
                 </p>
             </div>
+            {call.expires_at.map(|until| view! {
+                <div class="mt-2"><Deadline until on_expiry=None/></div>
+            })}
             <p class="mt-1 text-xs text-amber-800">
                 {call.reason.clone()}
                 {(!call.rule.is_empty()).then(|| view! {

@@ -261,6 +261,7 @@ impl ConversationState {
                 session_id,
                 reason,
                 rule,
+                expires_at,
                 ..
             } => {
                 if session_id != self.session_id {
@@ -289,6 +290,7 @@ impl ConversationState {
                         args,
                         reason,
                         rule,
+                        expires_at,
                     });
                 }
                 Effects::refresh()
