@@ -26,6 +26,32 @@ export AICS_AGENT_PASSWORD=agent-e2e
 export AICS_DEMO_FAULTS=1
 export AICS_DEMO_TOKEN_DELAY_MS=${AICS_DEMO_TOKEN_DELAY_MS:-25}
 export LEPTOS_SITE_ADDR="$AICS_ADDR"
+# The approval policy of end2end/tests/approval-policy.spec.ts: refund
+# tickets of ORD-1031 get a 4 s deadline; the default rules stay.
+export AICS_RECOVERY_SWEEP_SECS=1
+export AICS_CONFIG="$workdir/aics.toml"
+cat >"$AICS_CONFIG" <<'TOML'
+[[approvals.rules]]
+name = "e2e-refund-deadline"
+tool = "ticket_create"
+when = "category == refund and order_id == ORD-1031"
+reason = "refunds are reviewed by a supervisor"
+timeout = "4s"
+on-timeout = "reject"
+timeout-reason = "no supervisor decided within 4 seconds"
+
+[[approvals.rules]]
+name = "sensitive-ticket"
+tool = "ticket_create"
+when = "category in [complaint, refund]"
+reason = "complaint and refund tickets are reviewed by a supervisor"
+
+[[approvals.rules]]
+name = "ticket-intent-mismatch"
+tool = "ticket_create"
+when = "$customer in [complaint, refund] and category not in [complaint, refund]"
+reason = "the customer's words read as a complaint or a refund request, but the ticket is filed under another category"
+TOML
 
 # The binary lives where cargo put it (CARGO_TARGET_DIR when it is set).
 "${CARGO_TARGET_DIR:-target}/release/aics" >"$log" 2>&1 &

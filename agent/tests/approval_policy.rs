@@ -3,6 +3,8 @@
 //! inquiry gets an obedient model (the demo obeys), and still a supervisor's
 //! review, because the server reads the customer's words itself.
 
+#![allow(clippy::unwrap_used)]
+
 use std::sync::Arc;
 
 use aics_agent::demo::DemoModel;

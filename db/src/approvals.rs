@@ -85,6 +85,7 @@ impl TryFrom<ApprovalRow> for Approval {
             rule: r.rule,
             expires_at: r.expires_at,
             on_expiry: r.on_expiry,
+            evidence: Vec::new(),
         })
     }
 }
@@ -166,7 +167,10 @@ impl Database {
             .fetch_optional(pool)
             .await?);
         match row {
-            Some(row) => Ok(Some(self.with_context(Approval::try_from(row)?).await?)),
+            Some(row) => {
+                let approval = self.with_context(Approval::try_from(row)?).await?;
+                Ok(Some(self.with_evidence(approval).await?))
+            }
             None => Ok(None),
         }
     }
@@ -177,7 +181,11 @@ impl Database {
         let sql = format!(
             "SELECT {COLUMNS} FROM approvals WHERE status = 'pending' ORDER BY created_at, id"
         );
-        self.approvals_where(&sql, None).await
+        let mut out = Vec::new();
+        for approval in self.approvals_where(&sql, None).await? {
+            out.push(self.with_evidence(approval).await?);
+        }
+        Ok(out)
     }
 
     /// The approvals of one graph run, oldest first.
@@ -204,6 +212,31 @@ impl Database {
         self.approvals_where(&sql, None).await
     }
 
+    /// Decided approvals (newest first) with the given status, decided in
+    /// `[from, to)`; at most `limit` (the CSV export).
+    #[tracing::instrument(skip_all)]
+    pub async fn decided_approvals_between(
+        &self,
+        status: Option<ApprovalStatus>,
+        from: Option<Timestamp>,
+        to: Option<Timestamp>,
+        limit: u32,
+    ) -> Result<Vec<Approval>, DbError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM approvals WHERE status <> 'pending' \
+             AND ($1 IS NULL OR status = $1) AND ($2 IS NULL OR decided_at >= $2) \
+             AND ($3 IS NULL OR decided_at < $3) ORDER BY decided_at DESC, id LIMIT $4"
+        );
+        let rows = with_pool!(self, pool => sqlx::query_as::<_, ApprovalRow>(&sql)
+            .bind(status.map(ApprovalStatus::as_str))
+            .bind(from)
+            .bind(to)
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await?);
+        rows.into_iter().map(Approval::try_from).collect()
+    }
+
     async fn approvals_where(
         &self,
         sql: &str,
@@ -221,6 +254,26 @@ impl Database {
             out.push(self.with_context(Approval::try_from(row)?).await?);
         }
         Ok(out)
+    }
+
+    /// The finished tool calls of the paused turn's stored trace: what
+    /// the model learned before it asked for the held call.
+    async fn with_evidence(&self, mut approval: Approval) -> Result<Approval, DbError> {
+        if let Some(trace) = self.turn(&approval.graph_execution_id).await? {
+            approval.evidence = trace
+                .tool_calls
+                .into_iter()
+                .filter(|c| {
+                    c.id != approval.id
+                        && !matches!(
+                            c.status,
+                            aics_types::ToolCallStatus::Pending
+                                | aics_types::ToolCallStatus::Running
+                        )
+                })
+                .collect();
+        }
+        Ok(approval)
     }
 
     async fn with_context(&self, mut approval: Approval) -> Result<Approval, DbError> {

@@ -3,6 +3,8 @@
 //! complaint as a general inquiry: the server still holds the ticket for a
 //! supervisor, because it reads the customer's words itself.
 
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::sync::Arc;

@@ -865,3 +865,42 @@ async fn slow_headers_are_cut_off(pool: SqlitePool) {
         .unwrap();
     assert_eq!(ok.status(), 200);
 }
+
+#[sqlx::test(migrations = false)]
+async fn the_approvals_export_is_for_supervisors(pool: SqlitePool) {
+    let app = app(pool).await;
+    let agent = sign_in(&app, "agent", "agent-pass").await;
+    let boss = sign_in(&app, "supervisor", "supervisor-pass").await;
+    let get = |path: &'static str, cookie: &str| {
+        with_cookie(local(Method::GET, path), cookie)
+            .body(Body::empty())
+            .unwrap()
+    };
+    let refused = send(&app, get("/api/approvals/export.csv", &agent)).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.text);
+    let csv = send(
+        &app,
+        get(
+            "/api/approvals/export.csv?status=expired&from=2026-12-01",
+            &boss,
+        ),
+    )
+    .await;
+    assert_eq!(csv.status, StatusCode::OK, "{}", csv.text);
+    assert!(csv.header("content-type").starts_with("text/csv"));
+    assert!(csv.header("content-disposition").starts_with("attachment"));
+    assert!(csv
+        .text
+        .starts_with("id,decidedAt,status,decidedBy,tool,rule,"));
+    // The page's form sends the filters left open as empty fields.
+    let form = send(
+        &app,
+        get("/api/approvals/export.csv?status=&from=&to=", &boss),
+    )
+    .await;
+    assert_eq!(form.status, StatusCode::OK, "{}", form.text);
+    let bad = send(&app, get("/api/approvals/export.csv?status=pending", &boss)).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.text);
+    let unknown = send(&app, get("/api/approvals/export.csv?colour=red", &boss)).await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST, "{}", unknown.text);
+}

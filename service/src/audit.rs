@@ -91,7 +91,8 @@ pub fn to_csv(lines: &[AuditEntry]) -> String {
     out
 }
 
-fn csv_field(value: &str) -> String {
+/// One RFC 4180 field, quoted, formula-safe (see [`to_csv`]).
+pub(crate) fn csv_field(value: &str) -> String {
     let guarded = if value.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{value}")
     } else {

@@ -30,9 +30,12 @@ impl Console {
             .policy
             .rule(&call.rule)
             .and_then(|r| r.deadline.clone());
+        // Whole milliseconds: what every database stores exactly, so the
+        // trace and the approval show the same instant.
         let expires_at = deadline.as_ref().map(|d| {
-            chrono::Utc::now()
-                + chrono::Duration::from_std(d.after).unwrap_or(chrono::Duration::days(30))
+            let at = chrono::Utc::now()
+                + chrono::Duration::from_std(d.after).unwrap_or(chrono::Duration::days(30));
+            chrono::SubsecRound::trunc_subsecs(at, 3)
         });
         NewApproval {
             id: call.id.clone(),

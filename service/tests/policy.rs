@@ -47,6 +47,7 @@ on_both_databases!(
     the_injection_still_waits_and_the_rule_is_stored,
     a_deadline_rejects_exactly_once_across_two_instances,
     a_deadline_can_hand_the_conversation_over,
+    an_edit_the_policy_refuses_is_a_400,
 );
 
 /// The background sweep runs once at start-up, then not for an hour: the
@@ -151,6 +152,61 @@ async fn the_injection_still_waits_and_the_rule_is_stored(db: Database) {
         "{}",
         lines[0].detail
     );
+
+    // The export holds the decision; its filters narrow it.
+    let csv = console
+        .approvals_csv(&supervisor(), None, None, None)
+        .await
+        .unwrap();
+    let rows: Vec<&str> = csv.trim_end().split("\r\n").collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert!(rows[0].starts_with("id,decidedAt,status,decidedBy,tool,rule"));
+    assert!(
+        rows[1].contains(r#""approved","supervisor","ticket_create","ticket-intent-mismatch""#),
+        "{csv}"
+    );
+    assert!(
+        rows[1].contains(r#"category: ""inquiry"" → ""complaint"""#),
+        "{csv}"
+    );
+    let today = chrono::Utc::now().date_naive();
+    let tomorrow = today.succ_opt().unwrap().to_string();
+    let only = |status: Option<&'static str>, from: Option<String>, to: Option<String>| {
+        let console = console.clone();
+        async move {
+            console
+                .approvals_csv(&supervisor(), status, from.as_deref(), to.as_deref())
+                .await
+                .unwrap()
+                .trim_end()
+                .split("\r\n")
+                .count()
+                - 1
+        }
+    };
+    assert_eq!(only(Some("approved"), None, None).await, 1);
+    assert_eq!(only(Some("rejected"), None, None).await, 0);
+    assert_eq!(
+        only(None, Some(today.to_string()), Some(today.to_string())).await,
+        1
+    );
+    assert_eq!(only(None, Some(tomorrow), None).await, 0);
+    let e = console
+        .approvals_csv(&agent(), None, None, None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.status_code(), 403);
+    for (status, from) in [
+        (Some("pending"), None),
+        (Some("nope"), None),
+        (None, Some("yesterday")),
+    ] {
+        let e = console
+            .approvals_csv(&supervisor(), status, from, None)
+            .await
+            .unwrap_err();
+        assert_eq!(e.status_code(), 400);
+    }
 }
 
 async fn a_deadline_rejects_exactly_once_across_two_instances(db: Database) {
@@ -169,6 +225,8 @@ async fn a_deadline_rejects_exactly_once_across_two_instances(db: Database) {
     assert_eq!(stored.on_expiry.as_deref(), Some("reject"));
     let deadline = stored.expires_at.expect("a deadline");
     assert!(deadline > stored.created_at);
+    // The stored trace shows it too (the conversation view's countdown).
+    assert_eq!(trace.pending_tool_calls[0].expires_at, Some(deadline));
 
     // Not yet: nothing expires.
     assert_eq!(a.expire_approvals().await + b.expire_approvals().await, 0);
@@ -238,4 +296,87 @@ async fn a_deadline_can_hand_the_conversation_over(db: Database) {
     assert!(audit(&console, "approval.expire").await[0]
         .detail
         .starts_with("handover"));
+}
+
+async fn an_edit_the_policy_refuses_is_a_400(db: Database) {
+    let mut approvals = ApprovalsConfig::default();
+    approvals.rules.push(RuleConfig {
+        name: Some("no-wires".into()),
+        tool: "ticket_create".into(),
+        when: Some("summary contains 'wire transfer'".into()),
+        action: Some("refuse".into()),
+        reason: Some("we never pay by wire transfer".into()),
+        ..RuleConfig::default()
+    });
+    let console = Console::new(db, config(approvals)).await.unwrap();
+    let trace = console.chat(&agent(), "edit", CHAIN).await.unwrap();
+    let pending = &trace.pending_tool_calls[0];
+    let mut edited = pending.args.clone();
+    edited["summary"] = "refund by wire transfer".into();
+    let e = console
+        .decide(
+            &supervisor(),
+            &pending.id,
+            ApprovalDecision {
+                args: Some(edited),
+                ..approve()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.status_code(), 400);
+    assert!(e.to_string().contains("no-wires"), "{e}");
+    let still = console.approval(&pending.id).await.unwrap();
+    assert_eq!(still.status, ApprovalStatus::Pending, "nothing changed");
+    assert!(audit(&console, "approval.decide").await.is_empty());
+    // As proposed, it is approved.
+    let mut events = console.conversation_events("edit", None).unwrap();
+    console
+        .decide(&supervisor(), &pending.id, approve())
+        .await
+        .unwrap();
+    let last = until_final(&mut events).await;
+    assert!(last.reply.contains("TCK-"), "{}", last.reply);
+}
+
+/// The rule of scripts/e2e.sh: a deadline for one order's refund tickets,
+/// before the defaults; other tickets keep theirs (none).
+#[sqlx::test(migrations = false)]
+async fn a_deadline_rule_scoped_to_one_order(pool: sqlx::SqlitePool) {
+    let mut approvals = ApprovalsConfig::default();
+    approvals.rules.insert(
+        0,
+        RuleConfig {
+            name: Some("e2e-refund-deadline".into()),
+            tool: "ticket_create".into(),
+            when: Some("category == refund and order_id == ORD-1031".into()),
+            timeout: Some("4s".into()),
+            ..RuleConfig::default()
+        },
+    );
+    let console = Console::new(ready(Database::Sqlite(pool)).await, config(approvals))
+        .await
+        .unwrap();
+    let trace = console
+        .chat(
+            &agent(),
+            "scoped",
+            "I want a refund for order ORD-1031, please open a refund ticket",
+        )
+        .await
+        .unwrap();
+    assert!(trace.pending_approval, "{:?}", trace.tool_calls);
+    let held = console
+        .approval(&trace.pending_tool_calls[0].id)
+        .await
+        .unwrap();
+    assert_eq!(held.rule, "e2e-refund-deadline");
+    assert!(held.expires_at.is_some());
+    let other = console.chat(&agent(), "other", CHAIN).await.unwrap();
+    let held = console
+        .approval(&other.pending_tool_calls[0].id)
+        .await
+        .unwrap();
+    assert_eq!(held.rule, "sensitive-ticket");
+    assert_eq!(held.expires_at, None);
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{ChatTurnTraceResult, Timestamp};
+use crate::{ChatTurnTraceResult, Timestamp, ToolCallRecord};
 
 /// Who is handling a conversation right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -270,6 +270,11 @@ pub struct Approval {
     /// What its deadline does: `reject` or `handover`.
     #[serde(default)]
     pub on_expiry: Option<String>,
+    /// The evidence: the tool calls of the turn that finished before this
+    /// one was held (what the supervisor should see before deciding); filled
+    /// for pending approvals.
+    #[serde(default)]
+    pub evidence: Vec<ToolCallRecord>,
 }
 
 /// A supervisor's decision on a pending approval.

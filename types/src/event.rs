@@ -62,6 +62,9 @@ pub enum AgentEvent {
         /// The approval rule that held the call.
         #[serde(default)]
         rule: String,
+        /// When its deadline passes, if its rule sets one.
+        #[serde(default)]
+        expires_at: Option<crate::Timestamp>,
     },
     /// A supervisor decided a pending call.
     ApprovalDecided {

@@ -145,6 +145,10 @@ pub struct PendingToolCall {
     /// The name of the approval rule that held it.
     #[serde(default)]
     pub rule: String,
+    /// When the rule's deadline ends it, if the rule sets one (the service
+    /// fills it in when it stores the approval).
+    #[serde(default)]
+    pub expires_at: Option<crate::Timestamp>,
 }
 
 /// The record of one chat turn: what ran, in which order, with which results.

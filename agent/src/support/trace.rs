@@ -31,6 +31,8 @@ fn pending_of(interrupts: &[Interrupt]) -> Vec<PendingToolCall> {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned(),
+            // The deadline is the service's to set, when it stores the approval.
+            expires_at: None,
         })
         .collect()
 }

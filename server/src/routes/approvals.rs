@@ -3,7 +3,8 @@
 use aics_service::{Console, ServiceError};
 use aics_types::{Approval, ApprovalDecision, UserInfo};
 use axum::extract::State;
-use axum::response::IntoResponse;
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Router};
 use serde::Deserialize;
@@ -18,6 +19,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/approvals", get(list))
         .route("/api/approvals/events", get(events))
+        .route("/api/approvals/export.csv", get(export_csv))
         .route("/api/approvals/{id}", get(one))
         .route("/api/approvals/{id}/decision", post(decide))
 }
@@ -55,6 +57,45 @@ async fn events(
 ) -> impl IntoResponse {
     let reconnected = last_event_id(&headers).is_some();
     sse(console.approval_events(reconnected), shutdown)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExportQuery {
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    from: Option<String>,
+    #[serde(default)]
+    to: Option<String>,
+}
+
+/// Supervisors: decided approvals as a CSV download.
+async fn export_csv(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Query(q): Query<ExportQuery>,
+) -> Result<Response, HttpError> {
+    let csv = console
+        .approvals_csv(
+            &user,
+            q.status.as_deref(),
+            q.from.as_deref(),
+            q.to.as_deref(),
+        )
+        .await?;
+    let name = format!(
+        "attachment; filename=\"aics-approvals-{}.csv\"",
+        chrono::Utc::now().format("%Y%m%d-%H%M%S")
+    );
+    Ok((
+        [
+            (CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
+            (CONTENT_DISPOSITION, name),
+        ],
+        csv,
+    )
+        .into_response())
 }
 
 async fn one(

@@ -135,6 +135,10 @@ impl Console {
             .iter()
             .map(|call| self.new_approval(trace, call))
             .collect();
+        // The stored trace shows each call's deadline too.
+        for (call, approval) in trace.pending_tool_calls.iter_mut().zip(&approvals) {
+            call.expires_at = approval.expires_at;
+        }
         let stored = self
             .inner
             .db
@@ -153,6 +157,7 @@ impl Console {
                 graph_execution_id: trace.graph_execution_id.clone(),
                 reason: approval.policy_reason,
                 rule: approval.rule,
+                expires_at: approval.expires_at,
             };
             publisher.publish(event.clone());
             self.inner.hub.publish_approvals(event);

@@ -1,6 +1,7 @@
-//! One pending approval: the conversation that led to it, its arguments as
-//! editable JSON (checked before they can be approved), approve or reject
-//! with a reason.
+//! One pending approval: the conversation that led to it, the rule that
+//! held it and its deadline, the tool calls and results of the turn before
+//! it, its arguments as editable JSON (checked before they can be
+//! approved), approve or reject with a reason.
 
 use aics_types::{Approval, ApprovalDecision, ApprovalStatus, MessageRole};
 use leptos::prelude::*;
@@ -10,6 +11,7 @@ use super::api::DecideApproval;
 use super::deadline::Deadline;
 use crate::components::badges::ApprovalStatusPill;
 use crate::components::json::pretty_json;
+use crate::components::timeline::ToolCard;
 
 /// One pending approval: context, editable arguments, approve / reject.
 #[component]
@@ -61,13 +63,16 @@ pub fn ApprovalCard(approval: Approval, decide: ServerAction<DecideApproval>) ->
     let args_error_id = format!("args-error-{}", approval.id);
     let when = approval.created_at.format("%b %-d, %H:%M UTC").to_string();
     let context = approval.context.clone();
+    let evidence = approval.evidence.clone();
     view! {
         <li
             id=format!("approval-{}", approval.id)
             data-testid="approval-card"
+            data-selected="false"
+            tabindex="-1"
             data-tool=approval.tool.clone()
             data-session=approval.session_id.clone()
-            class="overflow-hidden rounded-2xl border border-slate-200 bg-white shadow-sm"
+            class="overflow-hidden rounded-2xl border border-slate-200 bg-white shadow-sm outline-none data-[selected=true]:ring-2 data-[selected=true]:ring-indigo-400"
         >
             <div class="flex flex-wrap items-center gap-2 border-b border-slate-100 bg-amber-50/60 px-4 py-3">
                 <ApprovalStatusPill status=ApprovalStatus::Pending/>
@@ -147,6 +152,25 @@ pub fn ApprovalCard(approval: Approval, decide: ServerAction<DecideApproval>) ->
                     </p>
                 </div>
             </div>
+            <section data-testid="approval-evidence" class="border-t border-slate-100 px-4 py-3">
+                <h3 class="mb-2 text-xs font-semibold uppercase tracking-wide text-slate-500">
+                    "What the AI looked up before asking"
+                </h3>
+                {if evidence.is_empty() {
+                    view! { <p class="text-sm text-slate-500">"No tool calls before this one."</p> }.into_any()
+                } else {
+                    view! {
+                        <ol class="grid gap-2 md:grid-cols-2">
+                            {evidence
+                                .into_iter()
+                                .enumerate()
+                                .map(|(index, record)| view! { <ToolCard record index/> })
+                                .collect_view()}
+                        </ol>
+                    }
+                        .into_any()
+                }}
+            </section>
             <div class="flex flex-wrap items-end gap-3 border-t border-slate-100 bg-slate-50/60 px-4 py-3">
                 <button
                     type="button"

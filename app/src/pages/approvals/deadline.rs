@@ -26,7 +26,8 @@ pub fn remaining_text(ms: i64) -> String {
 pub fn expiry_words(on_expiry: Option<&str>) -> &'static str {
     match on_expiry {
         Some("handover") => "Hands over to a person at",
-        _ => "Rejected automatically at",
+        Some(_) => "Rejected automatically at",
+        None => "Ends automatically at",
     }
 }
 
@@ -81,6 +82,7 @@ mod tests {
         assert_eq!(remaining_text(245_000), "4m 05s left");
         assert_eq!(remaining_text(3_600_000 + 60_000), "1h 01m left");
         assert_eq!(expiry_words(Some("handover")), "Hands over to a person at");
-        assert_eq!(expiry_words(None), "Rejected automatically at");
+        assert_eq!(expiry_words(Some("reject")), "Rejected automatically at");
+        assert_eq!(expiry_words(None), "Ends automatically at");
     }
 }

@@ -7,6 +7,7 @@
 //! - [`card`]: one pending approval, with editable arguments.
 //! - [`decided`]: the table of recent decisions.
 //! - [`deadline`]: a card's deadline and its countdown.
+//! - `keys`: the page's keyboard (`j`/`k`, `a`, `r`).
 //! - [`notify`]: the header's live count, tab title and desktop notices.
 //! - [`api`]: the server functions.
 
@@ -14,6 +15,7 @@ pub mod api;
 mod card;
 pub mod deadline;
 mod decided;
+mod keys;
 pub mod notify;
 
 use leptos::prelude::*;
@@ -87,6 +89,7 @@ fn ApprovalQueue() -> impl IntoView {
             }
         });
         on_cleanup(move || stream.dispose());
+        Effect::new(move |_| keys::install());
     }
 
     let last_error = move || match decide.value().get() {
@@ -100,6 +103,11 @@ fn ApprovalQueue() -> impl IntoView {
             <LiveDot connected live="Live queue" testid="approvals-live"/>
             <p class="w-full text-sm text-slate-500">
                 "Sensitive tool calls wait here. Check the conversation and the arguments, edit them if needed, then approve — or reject with a reason the AI will pass on."
+            </p>
+            <p data-testid="approval-keys" class="w-full text-xs text-slate-500">
+                "Keyboard: " <kbd class="rounded border px-1 font-mono">"j"</kbd> "/" <kbd class="rounded border px-1 font-mono">"k"</kbd>
+                " move between cards · " <kbd class="rounded border px-1 font-mono">"a"</kbd> " approve · "
+                <kbd class="rounded border px-1 font-mono">"r"</kbd> " reject (type the reason, then Enter)"
             </p>
         </div>
         {move || last_error().map(|m| view! {
@@ -140,7 +148,42 @@ fn ApprovalQueue() -> impl IntoView {
             </ul>
         </Transition>
         <section aria-labelledby="decided-heading" class="mt-8">
-            <h2 id="decided-heading" class="mb-2 text-sm font-semibold text-slate-700">"Recently decided"</h2>
+            <div class="mb-2 flex flex-wrap items-end gap-3">
+                <h2 id="decided-heading" class="text-sm font-semibold text-slate-700">"Recently decided"</h2>
+                // A plain GET form: the browser downloads the CSV itself.
+                <form
+                    method="get"
+                    action="/api/approvals/export.csv"
+                    data-testid="approvals-export"
+                    class="ml-auto flex flex-wrap items-end gap-2 text-xs text-slate-600"
+                >
+                    <label class="flex flex-col gap-0.5">
+                        "Status"
+                        <select name="status" class="rounded-md border border-slate-300 bg-white px-2 py-1">
+                            <option value="">"all"</option>
+                            <option value="approved">"approved"</option>
+                            <option value="rejected">"rejected"</option>
+                            <option value="expired">"expired"</option>
+                            <option value="cancelled">"cancelled"</option>
+                        </select>
+                    </label>
+                    <label class="flex flex-col gap-0.5">
+                        "From"
+                        <input type="date" name="from" class="rounded-md border border-slate-300 px-2 py-1"/>
+                    </label>
+                    <label class="flex flex-col gap-0.5">
+                        "To"
+                        <input type="date" name="to" class="rounded-md border border-slate-300 px-2 py-1"/>
+                    </label>
+                    <button
+                        type="submit"
+                        data-testid="approvals-export-button"
+                        class="rounded-md border border-slate-300 bg-white px-3 py-1.5 font-medium text-slate-700 hover:bg-slate-50"
+                    >
+                        "Export CSV"
+                    </button>
+                </form>
+            </div>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     match decided.await {

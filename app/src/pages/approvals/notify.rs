@@ -84,6 +84,7 @@ pub fn PendingNotice() -> impl IntoView {
     view! {
         <span
             data-testid="pending-count"
+            data-count=move || count.get().map(|n| n.to_string()).unwrap_or_default()
             aria-live="polite"
             aria-label=move || format!("{} approvals waiting", shown().unwrap_or(0))
             class=move || if shown().is_some() {
@@ -110,6 +111,7 @@ pub fn PendingNotice() -> impl IntoView {
             <span class="sr-only">"Desktop notifications"</span>
         </button>
     }
+    .into_any()
 }
 
 #[cfg(feature = "hydrate")]

@@ -1,13 +1,16 @@
 //! Sensitive calls that wait for a supervisor, inline in the transcript:
-//! approve and reject buttons for supervisors, a notice for agents.
+//! the rule that held each, approve (with the arguments edited first, if
+//! need be) and reject for supervisors, a notice for agents.
 
 use aics_types::{ApprovalDecision, PendingToolCall};
 use leptos::prelude::*;
+use serde_json::Value;
 
 use super::live::Chat;
 use crate::components::icons::{Icon, IconKind};
-use crate::components::json::JsonBlock;
+use crate::components::json::{pretty_json, JsonBlock};
 use crate::pages::approvals::api::DecideApproval;
+use crate::pages::approvals::deadline::Deadline;
 
 /// The calls that wait, and a note while a decided turn resumes.
 #[component]
@@ -51,18 +54,29 @@ fn PendingCall(
 ) -> impl IntoView {
     let reason = RwSignal::new(String::new());
     let id = StoredValue::new(call.id.clone());
+    let proposed = StoredValue::new(call.args.clone());
+    let args_text = RwSignal::new(pretty_json(&call.args));
+    let parsed = Memo::new(move |_| {
+        args_text.with(|t| serde_json::from_str::<Value>(t).map_err(|e| e.to_string()))
+    });
     let send = move |approve: bool| {
         let text = reason.get_untracked();
         if !approve && text.trim().is_empty() {
             return;
         }
+        // The supervisor's edit, when the JSON changed (and parses).
+        let args = match parsed.get_untracked() {
+            Ok(args) => proposed.with_value(|p| *p != args).then_some(args),
+            Err(_) if approve => return,
+            Err(_) => None,
+        };
         chat.state.update(|s| s.decide_locally(&id.get_value()));
         decide.dispatch(DecideApproval {
             id: id.get_value(),
             decision: ApprovalDecision {
                 approve,
                 reason: (!approve).then(|| text.trim().to_string()),
-                args: None,
+                args: if approve { args } else { None },
                 token: None,
             },
         });
@@ -83,6 +97,9 @@ fn PendingCall(
                     <code class="font-mono">{call.tool.clone()}</code>
                 </p>
             </div>
+            {call.expires_at.map(|until| view! {
+                <div class="mt-2"><Deadline until on_expiry=None/></div>
+            })}
             <p class="mt-1 text-xs text-amber-800">
                 {call.reason.clone()}
                 {(!call.rule.is_empty()).then(|| view! {
@@ -98,11 +115,28 @@ fn PendingCall(
             </details>
             {if supervisor {
                 view! {
+                    <details data-testid="approval-inline-edit" class="mt-2">
+                        <summary class="cursor-pointer text-xs font-medium text-amber-900">"Edit the arguments before approving"</summary>
+                        <textarea
+                            data-testid="approval-inline-args"
+                            aria-label="Arguments (JSON)"
+                            rows="6"
+                            spellcheck="false"
+                            aria-invalid=move || parsed.with(|p| p.is_err()).to_string()
+                            class="mt-1.5 w-full rounded-lg border border-amber-300 bg-slate-900 p-2 font-mono text-xs text-slate-100 focus:outline-none focus:ring-2 focus:ring-amber-300"
+                            prop:value=move || args_text.get()
+                            on:input=move |ev| args_text.set(event_target_value(&ev))
+                        ></textarea>
+                        <p class="min-h-4 text-xs text-red-700" aria-live="polite">
+                            {move || parsed.get().err().map(|e| format!("Not valid JSON: {e}"))}
+                        </p>
+                    </details>
                     <div class="mt-3 flex flex-wrap items-end gap-2">
                         <button
                             type="button"
                             data-testid="approve-inline"
-                            class="rounded-lg bg-emerald-600 px-3 py-1.5 font-medium text-white hover:bg-emerald-700 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-emerald-500"
+                            class="rounded-lg bg-emerald-600 px-3 py-1.5 font-medium text-white hover:bg-emerald-700 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-emerald-500 disabled:opacity-50"
+                            disabled=move || parsed.with(|p| p.is_err())
                             on:click=move |_| send(true)
                         >
                             "Approve"

@@ -310,6 +310,7 @@ impl ConversationState {
                 session_id,
                 reason,
                 rule,
+                expires_at,
                 ..
             } => {
                 if session_id != self.session_id {
@@ -338,6 +339,7 @@ impl ConversationState {
                         args,
                         reason,
                         rule,
+                        expires_at,
                     });
                 }
                 Effects::refresh()

@@ -110,6 +110,7 @@ fn pending(id: &str) -> PendingToolCall {
         args: json!({"order_id": "ORD-123"}),
         reason: "creates a ticket".into(),
         rule: "sensitive-ticket".into(),
+        expires_at: None,
     }
 }
 
@@ -158,6 +159,7 @@ fn approval_required(id: &str) -> AgentEvent {
         graph_execution_id: "g-1".into(),
         reason: p.reason,
         rule: p.rule,
+        expires_at: p.expires_at,
     }
 }
 

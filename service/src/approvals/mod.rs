@@ -4,9 +4,18 @@
 //! instance turns it from paused to resuming) and resumed with every
 //! decision. Should this process die in between, the recovery sweep finds
 //! the decided run and resumes it.
+//!
+//! - `detail`: the `approval.decide` audit line (rule, edits, reason).
+//! - `export`: the CSV export of decided approvals.
 
-use aics_types::{AgentEvent, Approval, ApprovalDecision, ApprovalStatus, UserInfo};
-use serde_json::Value;
+mod detail;
+mod export;
+
+use aics_agent::policy::{Evidence, Verdict};
+use aics_types::{AgentEvent, Approval, ApprovalDecision, ApprovalStatus, MessageRole, UserInfo};
+
+pub(crate) use detail::args_diff;
+use detail::decision_detail;
 
 use crate::error::ServiceError;
 use crate::turns::{decisions_of, Job};
@@ -70,11 +79,12 @@ impl Console {
         }
         let db = &self.inner.db;
         // 404 before anything else, so a wrong id never reads as a wrong token.
-        if db.approval(approval_id).await?.is_none() {
+        let Some(current) = db.approval(approval_id).await? else {
             return Err(ServiceError::NotFound(format!(
                 "approval {approval_id} does not exist"
             )));
-        }
+        };
+        self.check_edit(&current, &decision)?;
         let decided = db
             .decide_approval(approval_id, &decision, &user.username)
             .await?;
@@ -102,6 +112,42 @@ impl Console {
         self.resume_if_decided(&decided.session_id, &decided.graph_execution_id)
             .await?;
         Ok(decided)
+    }
+
+    /// 400 when a supervisor's edit turns a pending call into one the policy
+    /// refuses (judged on the customer's words of the conversation, as the
+    /// turn will judge it again before it runs): nothing changes.
+    fn check_edit(
+        &self,
+        current: &Approval,
+        decision: &ApprovalDecision,
+    ) -> Result<(), ServiceError> {
+        if !decision.approve || current.status != ApprovalStatus::Pending {
+            return Ok(());
+        }
+        let Some(edited) = decision
+            .args
+            .as_ref()
+            .filter(|a| **a != current.proposed_args)
+        else {
+            return Ok(());
+        };
+        let words = current
+            .context
+            .iter()
+            .filter(|m| m.role == MessageRole::Customer)
+            .map(|m| m.content.as_str());
+        match self
+            .inner
+            .policy
+            .judge(&current.tool, edited, &Evidence::of_words(None, words))
+        {
+            Verdict::Refuse(hold) => Err(ServiceError::Invalid(format!(
+                "the edited call is not allowed (approval rule {}): {}",
+                hold.rule, hold.reason
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Resumes a paused run once none of its calls waits any more; exactly
@@ -143,64 +189,5 @@ impl Console {
             Job::Resume(decisions),
         ));
         Ok(true)
-    }
-}
-
-/// The audit line of a decision: how, the tool and the rule, what the
-/// supervisor changed in the arguments (each changed key, proposed → run),
-/// and the reason.
-pub(crate) fn decision_detail(a: &Approval) -> String {
-    let mut out = format!("{}: {} (rule {})", a.status.as_str(), a.tool, rule_name(a));
-    if let Some(edited) = a.approved_args.as_ref().filter(|e| **e != a.proposed_args) {
-        out.push_str("; edited ");
-        out.push_str(&args_diff(&a.proposed_args, edited));
-    }
-    if let Some(reason) = a.decision_reason.as_deref().filter(|r| !r.is_empty()) {
-        out.push_str("; reason: ");
-        out.push_str(reason);
-    }
-    out
-}
-
-fn rule_name(a: &Approval) -> &str {
-    if a.rule.is_empty() {
-        "-"
-    } else {
-        &a.rule
-    }
-}
-
-/// `key: old → new` for each key that differs (`∅` when absent).
-pub(crate) fn args_diff(before: &Value, after: &Value) -> String {
-    let (Some(b), Some(a)) = (before.as_object(), after.as_object()) else {
-        return format!("{before} → {after}");
-    };
-    let mut keys: Vec<&String> = b.keys().chain(a.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    let show = |v: Option<&Value>| v.map_or_else(|| "∅".to_owned(), Value::to_string);
-    keys.into_iter()
-        .filter(|k| b.get(*k) != a.get(*k))
-        .map(|k| format!("{k}: {} → {}", show(b.get(k)), show(a.get(k))))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::args_diff;
-
-    #[test]
-    fn the_diff_names_each_changed_key() {
-        let d = args_diff(
-            &json!({"category": "inquiry", "summary": "s", "gone": 1}),
-            &json!({"category": "complaint", "summary": "s", "new": true}),
-        );
-        assert_eq!(
-            d,
-            r#"category: "inquiry" → "complaint", gone: 1 → ∅, new: ∅ → true"#
-        );
     }
 }
