@@ -152,7 +152,8 @@ struct ArticleRow {
 const ORDER_COLUMNS: &str = "id, customer_id, status, total_cents, currency, carrier, \
      tracking_number, shipping_address, placed_at, promised_by, delivered_at, anomaly";
 
-pub(crate) const TICKET_COLUMNS: &str = "id, idempotency_key, order_id, customer_id, session_id, category, \
+pub(crate) const TICKET_COLUMNS: &str =
+    "id, idempotency_key, order_id, customer_id, session_id, category, \
      priority, status, summary, created_at";
 
 impl Database {

@@ -105,11 +105,7 @@ impl Database {
 
     /// Forgets one remembered fact of `customer_id`; its text when there
     /// was one (`None`: nothing to forget).
-    pub async fn forget_fact(
-        &self,
-        customer_id: &str,
-        id: i64,
-    ) -> Result<Option<String>, DbError> {
+    pub async fn forget_fact(&self, customer_id: &str, id: i64) -> Result<Option<String>, DbError> {
         let row: Option<(String,)> = with_pool!(self, pool => sqlx::query_as(
             "DELETE FROM memories WHERE customer_id = $1 AND id = $2 RETURNING text",
         )

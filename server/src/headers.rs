@@ -183,7 +183,10 @@ mod tests {
     #[test]
     fn only_the_customer_pages_may_be_framed_and_only_by_the_embed_origins() {
         let csp = framed_by(&page_csp("n", None), &["https://shop.example".to_owned()]);
-        assert!(csp.contains("frame-ancestors 'self' https://shop.example"), "{csp}");
+        assert!(
+            csp.contains("frame-ancestors 'self' https://shop.example"),
+            "{csp}"
+        );
         assert!(!csp.contains("'none'; base") && !csp.contains("frame-ancestors 'none'"));
         assert!(page_csp("n", None).contains("frame-ancestors 'none'"));
     }

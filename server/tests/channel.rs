@@ -73,9 +73,15 @@ async fn a_customer_link_posts_a_message_and_reads_the_streamed_reply() {
             "the customer saw {e:?}"
         );
         let data = e.data.to_string();
-        assert!(!data.contains("toolCalls") && !data.contains("order_query"), "{data}");
+        assert!(
+            !data.contains("toolCalls") && !data.contains("order_query"),
+            "{data}"
+        );
     }
-    let reply = seen.last().unwrap().data["reply"].as_str().unwrap().to_owned();
+    let reply = seen.last().unwrap().data["reply"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let streamed: String = seen
         .iter()
         .filter(|e| e.event == "token")
@@ -166,8 +172,14 @@ async fn only_the_customer_pages_are_frameable() {
     let client = reqwest::Client::new();
     let page = client.get(server.url("/chat")).send().await.unwrap();
     assert_eq!(page.status(), 200);
-    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
-    assert!(csp.contains("frame-ancestors 'self' https://shop.example"), "{csp}");
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        csp.contains("frame-ancestors 'self' https://shop.example"),
+        "{csp}"
+    );
     assert!(page.headers().get("x-frame-options").is_none());
     let body = page.text().await.unwrap();
     assert!(body.contains("customer-page") && !body.contains("nav-approvals"));
@@ -179,7 +191,10 @@ async fn only_the_customer_pages_are_frameable() {
 
     let widget = client.get(server.url("/widget.js")).send().await.unwrap();
     assert_eq!(widget.status(), 200);
-    assert_eq!(widget.headers()["cross-origin-resource-policy"], "cross-origin");
+    assert_eq!(
+        widget.headers()["cross-origin-resource-policy"],
+        "cross-origin"
+    );
     assert!(widget.headers()["content-type"]
         .to_str()
         .unwrap()
@@ -201,7 +216,10 @@ async fn only_the_customer_pages_are_frameable() {
         .unwrap();
     assert_eq!(page.status(), 200);
     let body = page.text().await.unwrap();
-    assert!(body.contains("请输入消息"), "the page speaks the customer's language");
+    assert!(
+        body.contains("请输入消息"),
+        "the page speaks the customer's language"
+    );
     let missing = client
         .get(server.url(&format!("/chat/{}", "0".repeat(64))))
         .send()

@@ -132,7 +132,9 @@ impl Console {
         let name = start.name.trim();
         let email = start.email.trim();
         if name.is_empty() || name.chars().count() > 80 {
-            return Err(ServiceError::Invalid("a name has 1 to 80 characters".into()));
+            return Err(ServiceError::Invalid(
+                "a name has 1 to 80 characters".into(),
+            ));
         }
         aics_types::validate_text("name", name).map_err(ServiceError::Invalid)?;
         let plausible = email.len() <= 254

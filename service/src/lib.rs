@@ -76,8 +76,8 @@ pub use aics_db::AuditQuery;
 pub use auth::{
     bearer_token, ClientAddr, Credential, SignedIn, API_USER, SECURE_SESSION_COOKIE, SESSION_COOKIE,
 };
-pub use config::{ConsoleConfig, ThrottlePolicy};
 pub use channel::CustomerStream;
+pub use config::{ConsoleConfig, ThrottlePolicy};
 pub use conversations::{EventStream, LiveEvent};
 pub use error::ServiceError;
 pub use hub::EventId;

@@ -36,7 +36,11 @@ async fn customers_flow(console: Console) {
         .unwrap();
     assert_eq!(first.customer_id.as_deref(), Some("CUST-001"));
     console
-        .chat(&me, &first.session_id, "Please remember that I prefer email")
+        .chat(
+            &me,
+            &first.session_id,
+            "Please remember that I prefer email",
+        )
         .await
         .unwrap();
     // … and it is there in their next conversation (named by email).
@@ -104,10 +108,7 @@ async fn customers_flow(console: Console) {
     let panel = console.customer_panel("anon").await.unwrap();
     assert!(panel.profile.is_none());
     assert_eq!(panel.proposed.unwrap().id, "CUST-001");
-    let panel = console
-        .set_customer(&me, "anon", "CUST-001")
-        .await
-        .unwrap();
+    let panel = console.set_customer(&me, "anon", "CUST-001").await.unwrap();
     assert_eq!(panel.profile.unwrap().customer.id, "CUST-001");
 }
 

@@ -90,7 +90,6 @@ pub enum AgentEvent {
 }
 
 impl AgentEvent {
-
     /// Every tag, for clients that subscribe to named SSE events.
     pub const KINDS: [&'static str; 13] = [
         "turn_start",

@@ -63,12 +63,8 @@ pub const HANDLING_TRANSITIONS: &[(HandlingAction, &[HandlingState], HandlingSta
 
 impl HandlingAction {
     /// The actions a staff member may take (the escalation is the AI's).
-    pub const STAFF: [HandlingAction; 4] = [
-        Self::TakeOver,
-        Self::HandBack,
-        Self::Resolve,
-        Self::Reopen,
-    ];
+    pub const STAFF: [HandlingAction; 4] =
+        [Self::TakeOver, Self::HandBack, Self::Resolve, Self::Reopen];
 
     pub fn as_str(self) -> &'static str {
         match self {

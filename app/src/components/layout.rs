@@ -145,10 +145,8 @@ fn WaitingForHuman() -> impl IntoView {
     let count = LocalResource::new(crate::pages::console::api::waiting_for_human);
     #[cfg(feature = "hydrate")]
     {
-        let handle = set_interval_with_handle(
-            move || count.refetch(),
-            std::time::Duration::from_secs(20),
-        );
+        let handle =
+            set_interval_with_handle(move || count.refetch(), std::time::Duration::from_secs(20));
         on_cleanup(move || {
             if let Ok(h) = handle {
                 h.clear();

@@ -80,7 +80,9 @@ mod tests {
 
     #[test]
     fn lists_and_links_render() {
-        let html = render_markdown("Steps:\n\n- one\n- **two**\n\n[our policy](https://shop.example/returns)");
+        let html = render_markdown(
+            "Steps:\n\n- one\n- **two**\n\n[our policy](https://shop.example/returns)",
+        );
         assert!(html.contains("<li>one</li>"), "{html}");
         assert!(html.contains("<strong>two</strong>"), "{html}");
         assert!(html.contains(
@@ -107,14 +109,23 @@ mod tests {
             assert!(!html.contains("<img"), "{hostile} → {html}");
             assert!(!html.contains("<div"), "{hostile} → {html}");
             let lower = html.to_lowercase();
-            assert!(!lower.contains("<a href=\"javascript"), "{hostile} → {html}");
-            assert!(!lower.contains("<a href=\" javascript"), "{hostile} → {html}");
+            assert!(
+                !lower.contains("<a href=\"javascript"),
+                "{hostile} → {html}"
+            );
+            assert!(
+                !lower.contains("<a href=\" javascript"),
+                "{hostile} → {html}"
+            );
             assert!(!lower.contains("<a href=\"data:"), "{hostile} → {html}");
             assert!(!html.contains("\"onmouseover"), "{hostile} → {html}");
         }
         let shown = render_markdown("<script>alert(1)</script>");
         assert!(shown.contains("&lt;script&gt;"), "{shown}");
         let refused = render_markdown("[click](javascript:alert(1))");
-        assert!(refused.contains("click") && !refused.contains("<a"), "{refused}");
+        assert!(
+            refused.contains("click") && !refused.contains("<a"),
+            "{refused}"
+        );
     }
 }

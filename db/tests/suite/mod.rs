@@ -192,7 +192,11 @@ pub async fn conversations_and_messages(db: Database) {
         .await
         .expect("detail")
         .expect("some");
-    assert_eq!(detail.messages.len(), 3, "the resolution is a timeline line");
+    assert_eq!(
+        detail.messages.len(),
+        3,
+        "the resolution is a timeline line"
+    );
 
     let untitled = db
         .ensure_conversation("s-untitled", None, "")

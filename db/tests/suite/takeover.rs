@@ -44,7 +44,10 @@ pub async fn takeover_holds_the_conversation_from_the_ai(db: Database) {
         begin(&db, "g-2", "s-t", WhenHeld::Refuse).await,
         Begin::Held { kept: None, .. }
     ));
-    assert_eq!(db.list_messages("s-t").await.expect("messages").len(), before);
+    assert_eq!(
+        db.list_messages("s-t").await.expect("messages").len(),
+        before
+    );
 
     // Only the holder replies; anyone writes notes; nobody takes it twice.
     assert!(matches!(

@@ -208,7 +208,16 @@ pub async fn a_turn_begins_all_at_once_or_not_at_all(db: Database) {
 
     // The conversation is held: nothing of a second turn is written.
     let busy = db
-        .begin_turn("g-b", "s-begin", "me", lease, "again?", "again?", 20, WhenHeld::Keep)
+        .begin_turn(
+            "g-b",
+            "s-begin",
+            "me",
+            lease,
+            "again?",
+            "again?",
+            20,
+            WhenHeld::Keep,
+        )
         .await
         .expect("begin");
     assert_eq!(busy, aics_db::runs::Begin::Busy);
@@ -238,7 +247,16 @@ pub async fn a_turn_begins_all_at_once_or_not_at_all(db: Database) {
     .await
     .expect("end");
     let second = db
-        .begin_turn("g-c", "s-begin", "me", lease, "and now?", "and now?", 20, WhenHeld::Keep)
+        .begin_turn(
+            "g-c",
+            "s-begin",
+            "me",
+            lease,
+            "and now?",
+            "and now?",
+            20,
+            WhenHeld::Keep,
+        )
         .await
         .expect("begin")
         .started()

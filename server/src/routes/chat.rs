@@ -46,7 +46,10 @@ pub fn open_router() -> Router<AppState> {
 async fn widget() -> impl IntoResponse {
     (
         [
-            (axum::http::header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (
+                axum::http::header::CONTENT_TYPE,
+                "text/javascript; charset=utf-8",
+            ),
             (axum::http::header::CACHE_CONTROL, "public, max-age=300"),
         ],
         include_str!("../../assets/widget.js"),

@@ -289,6 +289,8 @@ async fn forget(
     Extension(user): Extension<UserInfo>,
     Path((customer_id, memory_id)): Path<(String, i64)>,
 ) -> Result<StatusCode, HttpError> {
-    console.forget_memory(&user, &customer_id, memory_id).await?;
+    console
+        .forget_memory(&user, &customer_id, memory_id)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }

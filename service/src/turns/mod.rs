@@ -22,8 +22,8 @@ mod task;
 
 use aics_db::runs::WhenHeld;
 use aics_types::{AgentEvent, ChatTurnTraceResult, MessageAccepted, UserInfo};
-use start::Begun;
 use futures::stream::{self, BoxStream, StreamExt};
+use start::Begun;
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::error::ServiceError;
@@ -46,18 +46,20 @@ impl Console {
         message: &str,
     ) -> Result<MessageAccepted, ServiceError> {
         tracing::Span::current().record("session_id", session_id);
-        Ok(match self.start_turn(session_id, message, WhenHeld::Keep).await? {
-            Begun::Turn(started) => MessageAccepted {
-                graph_execution_id: Some(started.graph_execution_id),
-                held_by: None,
-                message: None,
+        Ok(
+            match self.start_turn(session_id, message, WhenHeld::Keep).await? {
+                Begun::Turn(started) => MessageAccepted {
+                    graph_execution_id: Some(started.graph_execution_id),
+                    held_by: None,
+                    message: None,
+                },
+                Begun::Held { assignee, message } => MessageAccepted {
+                    graph_execution_id: None,
+                    held_by: assignee,
+                    message: Some(message),
+                },
             },
-            Begun::Held { assignee, message } => MessageAccepted {
-                graph_execution_id: None,
-                held_by: assignee,
-                message: Some(message),
-            },
-        })
+        )
     }
 
     /// A turn the AI answers: 409 while a person holds the conversation,
@@ -67,7 +69,10 @@ impl Console {
         session_id: &str,
         message: &str,
     ) -> Result<start::Started, ServiceError> {
-        match self.start_turn(session_id, message, WhenHeld::Refuse).await? {
+        match self
+            .start_turn(session_id, message, WhenHeld::Refuse)
+            .await?
+        {
             Begun::Turn(started) => Ok(started),
             Begun::Held { .. } => Err(ServiceError::Conflict(
                 "a person handles this conversation".into(),

@@ -80,24 +80,28 @@ impl Console {
                     });
                 return Ok(Begun::Held { assignee, message });
             }
-            Begin::Held { assignee, kept: None } => {
+            Begin::Held {
+                assignee,
+                kept: None,
+            } => {
                 return Err(ServiceError::Conflict(format!(
                     "{} handles this conversation; the AI does not answer until it is handed back",
                     assignee.as_deref().unwrap_or("a person")
                 )));
             }
             Begin::Busy => {
-            let waiting = db
-                .active_run(session_id)
-                .await?
-                .is_some_and(|r| r.state == aics_types::RunState::Paused);
-            return Err(ServiceError::Conflict(if waiting {
-                "this conversation waits for a supervisor's approval; \
+                let waiting = db
+                    .active_run(session_id)
+                    .await?
+                    .is_some_and(|r| r.state == aics_types::RunState::Paused);
+                return Err(ServiceError::Conflict(if waiting {
+                    "this conversation waits for a supervisor's approval; \
                  send the message once it has been decided"
-                    .into()
-            } else {
-                "a turn of this conversation is running; send the message when it has ended".into()
-            }));
+                        .into()
+                } else {
+                    "a turn of this conversation is running; send the message when it has ended"
+                        .into()
+                }));
             }
         };
         let history = earlier

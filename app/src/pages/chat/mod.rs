@@ -178,9 +178,7 @@ fn LiveChat(chat: CustomerChat, token: String) -> impl IntoView {
         let url = format!("/api/channel/{}/events", token.get_value());
         Effect::new(move |_| {
             let on_event = move |event| {
-                let reload = state
-                    .try_update(|s| s.apply(event, now()))
-                    .unwrap_or(false);
+                let reload = state.try_update(|s| s.apply(event, now())).unwrap_or(false);
                 if reload {
                     leptos::task::spawn_local(async move {
                         if let Ok(chat) = load_customer_chat(token.get_value()).await {
@@ -189,12 +187,9 @@ fn LiveChat(chat: CustomerChat, token: String) -> impl IntoView {
                     });
                 }
             };
-            if let Ok(s) = EventStream::connect_to(
-                &url,
-                &aics_types::CustomerEvent::KINDS,
-                on_event,
-                || {},
-            ) {
+            if let Ok(s) =
+                EventStream::connect_to(&url, &aics_types::CustomerEvent::KINDS, on_event, || {})
+            {
                 stream.set_value(Some(s));
             }
         });

@@ -66,9 +66,10 @@ impl ChatState {
     pub fn apply(&mut self, event: CustomerEvent, now: Timestamp) -> bool {
         match event {
             CustomerEvent::Typing => self.streaming = Some(String::new()),
-            CustomerEvent::Token { token } => {
-                self.streaming.get_or_insert_with(String::new).push_str(&token)
-            }
+            CustomerEvent::Token { token } => self
+                .streaming
+                .get_or_insert_with(String::new)
+                .push_str(&token),
             CustomerEvent::Done { reply } => {
                 self.streaming = None;
                 if let Some(content) = reply.filter(|r| !r.is_empty()) {
@@ -123,7 +124,10 @@ mod tests {
         s.sent("Where is ORD-123?", Timestamp::default());
         assert!(!s.apply(CustomerEvent::Typing, Timestamp::default()));
         for t in ["It ", "ships ", "today."] {
-            s.apply(CustomerEvent::Token { token: t.into() }, Timestamp::default());
+            s.apply(
+                CustomerEvent::Token { token: t.into() },
+                Timestamp::default(),
+            );
         }
         assert_eq!(s.streaming.as_deref(), Some("It ships today."));
         s.apply(
@@ -141,9 +145,20 @@ mod tests {
             author: Some("alice".into()),
             created_at: Timestamp::default(),
         };
-        s.apply(CustomerEvent::Handling { with_human: true }, Timestamp::default());
-        s.apply(CustomerEvent::Message { message: reply.clone() }, Timestamp::default());
-        s.apply(CustomerEvent::Message { message: reply }, Timestamp::default());
+        s.apply(
+            CustomerEvent::Handling { with_human: true },
+            Timestamp::default(),
+        );
+        s.apply(
+            CustomerEvent::Message {
+                message: reply.clone(),
+            },
+            Timestamp::default(),
+        );
+        s.apply(
+            CustomerEvent::Message { message: reply },
+            Timestamp::default(),
+        );
         assert!(s.with_human);
         assert_eq!(s.messages.len(), 3);
         assert!(s.apply(CustomerEvent::Resync, Timestamp::default()));

@@ -2,8 +2,8 @@
 //! [`crate::pages::approvals::api::decide_approval`].
 
 use aics_types::{
-    ChatLink, ChatMessage, ChatTurnTraceResult, Customer, CustomerPanel, ConversationDetail, ConversationSummary, HandlingAction,
-    MessageAccepted,
+    ChatLink, ChatMessage, ChatTurnTraceResult, ConversationDetail, ConversationSummary, Customer,
+    CustomerPanel, HandlingAction, MessageAccepted,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -140,5 +140,7 @@ pub async fn list_customers() -> Result<Vec<Customer>, AppError> {
 #[server(prefix = "/fn", input = Json)]
 pub async fn forget_memory(customer_id: String, memory_id: i64) -> Result<(), AppError> {
     let (console, user) = signed_in().await?;
-    Ok(console.forget_memory(&user, &customer_id, memory_id).await?)
+    Ok(console
+        .forget_memory(&user, &customer_id, memory_id)
+        .await?)
 }

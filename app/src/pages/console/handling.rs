@@ -83,8 +83,9 @@ fn StaffBox(chat: Chat, mine: Memo<bool>) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let reply = ServerAction::<ReplyAsAgent>::new();
     let note = ServerAction::<AddNote>::new();
-    let done = move |result: Option<Result<aics_types::ChatMessage, crate::error::AppError>>| {
-        match result {
+    let done =
+        move |result: Option<Result<aics_types::ChatMessage, crate::error::AppError>>| match result
+        {
             Some(Ok(message)) => {
                 error.set(None);
                 text.set(String::new());
@@ -95,8 +96,7 @@ fn StaffBox(chat: Chat, mine: Memo<bool>) -> impl IntoView {
             }
             Some(Err(e)) => error.set(Some(e.message)),
             None => {}
-        }
-    };
+        };
     Effect::new(move |_| done(reply.value().get()));
     Effect::new(move |_| done(note.value().get()));
     let session_id = move || state.with_untracked(|s| s.session_id().to_string());

@@ -708,7 +708,12 @@ fn a_message_while_a_person_holds_the_conversation_starts_no_turn() {
     assert_eq!(s.messages[0].id, 7);
     // An agent's reply shows once, even if repeated.
     let reply = stored(8, MessageRole::Agent, "Alice here", None);
-    let _ = s.apply(AgentEvent::Message { message: reply.clone() }, at(2));
+    let _ = s.apply(
+        AgentEvent::Message {
+            message: reply.clone(),
+        },
+        at(2),
+    );
     let _ = s.apply(AgentEvent::Message { message: reply }, at(2));
     assert_eq!(s.messages.len(), 2);
 }
