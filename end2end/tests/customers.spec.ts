@@ -91,3 +91,17 @@ test("the start page opens a conversation in the customer's language", async ({ 
   await page.screenshot({ path: path.join(SCREENSHOTS, "customer-page-desktop.png") });
   await context.close();
 });
+
+test("the inbox finds a conversation by a word from its middle", async ({ browser }) => {
+  const agent = await signedInPage(browser, "agent");
+  const sid = await newConversation(agent);
+  const word = `zebra${Date.now()}`;
+  const composer = agent.getByTestId("composer");
+  await composer.fill(`Hello, my ${word} parcel is late`);
+  await composer.press("Enter");
+  await expect(agent.getByTestId("chat")).toHaveAttribute("data-running", "false", { timeout: 20_000 });
+  await agent.getByTestId("inbox-search").fill(word.slice(2, 9));
+  const items = agent.getByTestId("conversation-item");
+  await expect(items).toHaveCount(1);
+  await expect(items.first()).toHaveAttribute("data-session", sid);
+});

@@ -22,6 +22,7 @@ use crate::state::AppState;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/conversations", get(list).post(create))
+        .route("/api/conversations/search", get(search))
         .route("/api/conversations/{session_id}", get(detail))
         .route("/api/conversations/{session_id}/events", get(events))
         .route(
@@ -293,4 +294,12 @@ async fn forget(
         .forget_memory(&user, &customer_id, memory_id)
         .await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The inbox: `?q=&handling=&assignee=&customer=&offset=`.
+async fn search(
+    State(console): State<Console>,
+    axum::extract::Query(query): axum::extract::Query<aics_types::InboxQuery>,
+) -> Result<Json<Vec<ConversationSummary>>, HttpError> {
+    Ok(Json(console.search_conversations(&query).await?))
 }

@@ -144,3 +144,12 @@ pub async fn forget_memory(customer_id: String, memory_id: i64) -> Result<(), Ap
         .forget_memory(&user, &customer_id, memory_id)
         .await?)
 }
+
+/// The inbox: search across conversations and filter by handling.
+#[server(prefix = "/fn", input = Json)]
+pub async fn search_conversations(
+    query: aics_types::InboxQuery,
+) -> Result<Vec<ConversationSummary>, AppError> {
+    let (console, _user) = signed_in().await?;
+    Ok(console.search_conversations(&query).await?)
+}
