@@ -214,7 +214,11 @@ pub struct ChatLink {
 /// conversation's live events, nothing else (no tool calls, nodes, traces,
 /// approvals, reasoning, notes or internal error text).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum CustomerEvent {
     /// A reply is being written.
     Typing,
