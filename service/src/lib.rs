@@ -96,6 +96,8 @@ pub struct Console {
 struct Inner {
     db: Database,
     agent: SupportAgent,
+    /// The model the agent answers with, for drafts outside a turn.
+    model: Arc<dyn ChatModel>,
     hub: EventHub,
     config: ConsoleConfig,
     model_info: ModelInfo,
@@ -157,7 +159,7 @@ impl Console {
             ..SupportConfig::default()
         };
         let agent = SupportAgent::new(
-            model,
+            model.clone(),
             delayed(aics_db::support_tools(&db), config.tool_delay),
             Arc::new(SqlCheckpointer::new(db.clone())),
             Arc::new(SqlMemoryStore::new(db.clone())),
@@ -192,6 +194,7 @@ impl Console {
             inner: Arc::new(Inner {
                 db,
                 agent,
+                model,
                 hub,
                 config,
                 model_info,

@@ -36,6 +36,7 @@ pub fn router() -> Router<AppState> {
         )
         .route("/api/conversations/{session_id}/replies", post(reply))
         .route("/api/conversations/{session_id}/notes", post(note))
+        .route("/api/conversations/{session_id}/draft", post(draft))
         .route("/api/handling/waiting", get(waiting))
         .route(
             "/api/conversations/{session_id}/customer",
@@ -302,4 +303,20 @@ async fn search(
     axum::extract::Query(query): axum::extract::Query<aics_types::InboxQuery>,
 ) -> Result<Json<Vec<ConversationSummary>>, HttpError> {
     Ok(Json(console.search_conversations(&query).await?))
+}
+
+#[derive(Serialize)]
+struct Draft {
+    text: String,
+}
+
+/// A draft reply from the model for the holder to edit (nothing stored).
+async fn draft(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path(session_id): Path<String>,
+) -> Result<Json<Draft>, HttpError> {
+    Ok(Json(Draft {
+        text: console.draft_reply(&user, &session_id).await?,
+    }))
 }

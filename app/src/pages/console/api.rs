@@ -153,3 +153,11 @@ pub async fn search_conversations(
     let (console, _user) = signed_in().await?;
     Ok(console.search_conversations(&query).await?)
 }
+
+/// A draft reply from the model for the staff member holding the
+/// conversation, to edit and send.
+#[server(prefix = "/fn", input = Json)]
+pub async fn draft_reply(session_id: String) -> Result<String, AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console.draft_reply(&user, &session_id).await?)
+}
