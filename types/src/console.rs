@@ -18,7 +18,8 @@ pub enum HandlingState {
     WaitingHuman,
     /// A staff member holds it (its assignee): the AI does not answer.
     Human,
-    /// Resolved: nobody answers until it is reopened.
+    /// Resolved. Should the customer write again, the AI answers (only a
+    /// person holding a conversation stops the AI).
     Closed,
 }
 

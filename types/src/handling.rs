@@ -15,7 +15,7 @@ pub enum HandlingAction {
     TakeOver,
     /// The holder gives it back to the AI.
     HandBack,
-    /// Done: nobody answers until it is reopened.
+    /// Done (the AI still answers should the customer write again).
     Resolve,
     /// A resolved conversation goes back to the AI.
     Reopen,
