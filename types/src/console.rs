@@ -74,6 +74,10 @@ pub struct ConversationSummary {
     /// The customer it is with, when known.
     #[serde(default)]
     pub customer_id: Option<String>,
+    /// The customer wrote last: their message has no reply yet (the
+    /// inbox's unread marker).
+    #[serde(default)]
+    pub awaiting_reply: bool,
 }
 
 /// Who wrote a message of a conversation.

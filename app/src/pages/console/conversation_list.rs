@@ -159,6 +159,17 @@ fn ConversationItem(summary: ConversationSummary, current: Memo<Option<String>>)
         .clone()
         .unwrap_or_else(|| "No messages yet".into());
     let when = summary.updated_at.format("%b %-d, %H:%M").to_string();
+    // A person should answer: the customer wrote last and the AI does not.
+    let unread = summary.awaiting_reply
+        && matches!(
+            summary.handling,
+            HandlingState::WaitingHuman | HandlingState::Human
+        );
+    let unread_class = if unread {
+        "h-2 w-2 shrink-0 rounded-full bg-rose-500"
+    } else {
+        "hidden"
+    };
     view! {
         <li>
             <a
@@ -175,6 +186,11 @@ fn ConversationItem(summary: ConversationSummary, current: Memo<Option<String>>)
                 }
             >
                 <div class="flex items-center gap-2">
+                    <span
+                        data-testid="unread"
+                        title="New message from the customer"
+                        class=unread_class
+                    ></span>
                     <span class="truncate text-sm font-medium text-slate-800">{title}</span>
                     <span class="ml-auto shrink-0 text-[11px] tabular-nums text-slate-400">{when}</span>
                 </div>
