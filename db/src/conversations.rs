@@ -18,6 +18,7 @@ pub(crate) struct SummaryRow {
     updated_at: Timestamp,
     assignee: Option<String>,
     customer_id: Option<String>,
+    awaiting_reply: bool,
 }
 
 impl TryFrom<SummaryRow> for ConversationSummary {
@@ -31,6 +32,7 @@ impl TryFrom<SummaryRow> for ConversationSummary {
             updated_at: r.updated_at,
             assignee: r.assignee,
             customer_id: r.customer_id,
+            awaiting_reply: r.awaiting_reply,
         })
     }
 }
@@ -89,12 +91,16 @@ struct TraceRow {
 /// that one statement serves the list and the single lookup.
 /// "Waiting for approval" is read from the conversation's paused run, the
 /// one place that fact is kept; the stored handling says who else handles it.
+/// `awaiting_reply`: the last message the customer sees is their own.
 pub(crate) const SUMMARY_SELECT: &str = "SELECT c.session_id, c.title, \
      CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.session_id = c.session_id \
           AND r.state = 'paused') THEN 'waiting_approval' ELSE c.handling END AS handling, \
      c.updated_at, c.assignee, c.customer_id, \
      (SELECT m.content FROM messages m WHERE m.session_id = c.session_id \
-      ORDER BY m.id DESC LIMIT 1) AS last_message \
+      ORDER BY m.id DESC LIMIT 1) AS last_message, \
+     COALESCE((SELECT m.role FROM messages m WHERE m.session_id = c.session_id \
+      AND m.role IN ('customer', 'assistant', 'agent') ORDER BY m.id DESC LIMIT 1) = 'customer', \
+      1 = 0) AS awaiting_reply \
      FROM conversations c";
 
 /// The longest title made from a first message, in characters.

@@ -145,3 +145,59 @@ impl Database {
         Ok(None)
     }
 }
+
+/// `text` as a `LIKE` pattern matching it anywhere, `\` escaping the
+/// pattern's own `%`, `_` and `\`.
+fn contains_pattern(text: &str) -> String {
+    let mut out = String::from("%");
+    for c in text.trim().to_lowercase().chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+impl Database {
+    /// The inbox: conversations matching the search text (anywhere in the
+    /// title or any message — the customer's, replies, notes — in any
+    /// language, as substrings, so a word from the middle of a message and
+    /// Chinese without spaces both match) and the filters; most recent
+    /// first, `limit` from `offset`.
+    #[tracing::instrument(skip_all)]
+    pub async fn search_conversations(
+        &self,
+        query: &aics_types::InboxQuery,
+        limit: u32,
+    ) -> Result<Vec<ConversationSummary>, DbError> {
+        let text = query
+            .q
+            .as_deref()
+            .filter(|q| !q.trim().is_empty())
+            .map(contains_pattern);
+        let sql = format!(
+            "SELECT * FROM ({SUMMARY_SELECT}) s \
+             WHERE ($1 IS NULL OR s.handling = $1) \
+             AND ($2 IS NULL OR s.assignee = $2) \
+             AND ($3 IS NULL OR s.customer_id = $3) \
+             AND ($4 IS NULL OR LOWER(s.title) LIKE $4 ESCAPE '\\' \
+                  OR EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.session_id \
+                             AND LOWER(m.content) LIKE $4 ESCAPE '\\')) \
+             ORDER BY s.updated_at DESC, s.session_id LIMIT $5 OFFSET $6"
+        );
+        let rows = with_pool!(self, pool => sqlx::query_as::<_, SummaryRow>(&sql)
+            .bind(query.handling.map(|h| h.as_str()))
+            .bind(query.assignee.as_deref())
+            .bind(query.customer.as_deref())
+            .bind(text.as_deref())
+            .bind(i64::from(limit))
+            .bind(i64::from(query.offset))
+            .fetch_all(pool)
+            .await?);
+        rows.into_iter()
+            .map(ConversationSummary::try_from)
+            .collect()
+    }
+}

@@ -63,6 +63,7 @@ on_both_databases!(
     takeover_holds_the_conversation_from_the_ai,
     a_turn_and_a_takeover_never_both_win,
     two_agents_taking_one_conversation_one_wins,
+    inbox_search_in_both_languages,
 );
 
 /// Says plainly what is missing instead of letting every PostgreSQL test

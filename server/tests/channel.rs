@@ -230,3 +230,94 @@ async fn only_the_customer_pages_are_frameable() {
         .unwrap();
     assert!(missing.contains("chat-not-found"));
 }
+
+/// While an agent holds the conversation: the customer's message starts no
+/// turn, the agent's reply and the handling change reach the customer's
+/// stream live, the note never does.
+#[tokio::test]
+async fn an_agents_reply_reaches_the_customer_live_and_a_note_never_does() {
+    let server = server("takeover").await;
+    let (_, created) = server.post("/api/conversations", json!({})).await;
+    let sid = created["sessionId"].as_str().unwrap().to_owned();
+    let (_, link) = server
+        .post(&format!("/api/conversations/{sid}/chat-link"), json!({}))
+        .await;
+    let token = link["token"].as_str().unwrap().to_owned();
+    let client = reqwest::Client::new();
+    let stream = client
+        .get(server.url(&format!("/api/channel/{token}/events")))
+        .send()
+        .await
+        .unwrap();
+    let mut events = common::SseReader::new(stream);
+
+    let (status, taken) = server
+        .post(
+            &format!("/api/conversations/{sid}/handling"),
+            json!({"action": "take_over"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{taken}");
+    assert_eq!(taken["handling"], "human");
+    // A second take over is a conflict.
+    let (status, _) = server
+        .post(
+            &format!("/api/conversations/{sid}/handling"),
+            json!({"action": "take_over"}),
+        )
+        .await;
+    assert_eq!(status, 409);
+
+    let sent: serde_json::Value = client
+        .post(server.url(&format!("/api/channel/{token}/messages")))
+        .json(&json!({"message": "Is anyone there?"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(sent["graphExecutionId"], serde_json::Value::Null);
+    assert!(sent["heldBy"].is_string());
+
+    let (status, _) = server
+        .post(
+            &format!("/api/conversations/{sid}/notes"),
+            json!({"text": "secret note"}),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let (status, _) = server
+        .post(
+            &format!("/api/conversations/{sid}/replies"),
+            json!({"text": "Yes, **I am** here."}),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let seen = events
+        .until(|e| e.event == "message" && e.data["message"]["role"] == "agent")
+        .await;
+    assert!(seen
+        .iter()
+        .any(|e| e.event == "handling" && e.data["withHuman"] == true));
+    for e in &seen {
+        assert!(!e.data.to_string().contains("secret note"), "{e:?}");
+        assert_ne!(e.event, "typing", "no turn started: {e:?}");
+    }
+    let view: serde_json::Value = client
+        .get(server.url(&format!("/api/channel/{token}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["withHuman"], true);
+    let roles: Vec<&str> = view["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["customer", "agent"]);
+}

@@ -210,9 +210,15 @@ impl Console {
         last_event_id: Option<&str>,
     ) -> Result<CustomerStream, ServiceError> {
         let session_id = self.chat_session(token).await?;
+        // Open streams per conversation are capped like a user's (429).
+        let permit = self.open_stream(&customer_user(&session_id))?;
         let events = self.conversation_events(&session_id, last_event_id)?;
         Ok(events
-            .filter_map(|live| async move { CustomerEvent::of(&live.event).map(|e| (live.id, e)) })
+            .filter_map(move |live| {
+                let _open = &permit;
+                let seen = CustomerEvent::of(&live.event).map(|e| (live.id, e));
+                async move { seen }
+            })
             .boxed())
     }
 }

@@ -15,6 +15,9 @@ use crate::{check_session_id, Console};
 /// How many conversations the list shows.
 const CONVERSATION_LIST_LIMIT: u32 = 200;
 
+/// A page of the inbox's search.
+const INBOX_PAGE: u32 = 50;
+
 /// How many past conversations the customer panel lists.
 const PAST_CONVERSATIONS: u32 = 20;
 
@@ -196,6 +199,33 @@ impl Console {
             }
         }
         self.send_message(user, session_id, message).await
+    }
+
+    /// The inbox's search and filters, a page of 50 (400 for text with
+    /// control characters or over 200 characters).
+    pub async fn search_conversations(
+        &self,
+        query: &aics_types::InboxQuery,
+    ) -> Result<Vec<ConversationSummary>, ServiceError> {
+        for (field, value) in [
+            ("q", &query.q),
+            ("assignee", &query.assignee),
+            ("customer", &query.customer),
+        ] {
+            if let Some(v) = value {
+                aics_types::validate_text(field, v).map_err(ServiceError::Invalid)?;
+                if v.chars().count() > 200 {
+                    return Err(ServiceError::Invalid(format!(
+                        "{field} has at most 200 characters"
+                    )));
+                }
+            }
+        }
+        Ok(self
+            .inner
+            .db
+            .search_conversations(query, INBOX_PAGE)
+            .await?)
     }
 
     /// Every customer (the panel's picker).

@@ -109,6 +109,8 @@ struct Inner {
     policy: Arc<ApprovalPolicy>,
     /// Where new approvals are posted, when configured.
     webhook: Option<webhook::Webhook>,
+    /// The model the agent answers with, for drafts outside a turn.
+    model: Arc<dyn ChatModel>,
     hub: EventHub,
     config: ConsoleConfig,
     model_info: ModelInfo,
@@ -183,7 +185,7 @@ impl Console {
             )));
         }
         let agent = SupportAgent::new(
-            model,
+            model.clone(),
             tools,
             Arc::new(SqlCheckpointer::new(db.clone())),
             Arc::new(SqlMemoryStore::new(db.clone())),
@@ -224,6 +226,7 @@ impl Console {
                 agent,
                 policy,
                 webhook,
+                model,
                 hub,
                 config,
                 model_info,

@@ -106,6 +106,20 @@ async fn takeover_flow(console: Console) {
         Err(ServiceError::Invalid(_))
     ));
 
+    // The holder may ask for a draft; nobody else.
+    let before = console.conversation(sid).await.unwrap().messages.len();
+    let draft = console.draft_reply(&me, sid).await.unwrap();
+    assert!(!draft.is_empty());
+    assert!(matches!(
+        console.draft_reply(&bob(), sid).await,
+        Err(ServiceError::Conflict(_))
+    ));
+    assert_eq!(
+        console.conversation(sid).await.unwrap().messages.len(),
+        before,
+        "a draft stores nothing"
+    );
+
     // Handed back: the AI answers the next message.
     let back = console
         .change_handling(&me, sid, HandlingAction::HandBack)

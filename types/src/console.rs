@@ -18,7 +18,8 @@ pub enum HandlingState {
     WaitingHuman,
     /// A staff member holds it (its assignee): the AI does not answer.
     Human,
-    /// Resolved: nobody answers until it is reopened.
+    /// Resolved. Should the customer write again, the AI answers (only a
+    /// person holding a conversation stops the AI).
     Closed,
 }
 
@@ -73,6 +74,10 @@ pub struct ConversationSummary {
     /// The customer it is with, when known.
     #[serde(default)]
     pub customer_id: Option<String>,
+    /// The customer wrote last: their message has no reply yet (the
+    /// inbox's unread marker).
+    #[serde(default)]
+    pub awaiting_reply: bool,
 }
 
 /// Who wrote a message of a conversation.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ConversationSummary, Customer, Order, Ticket, Timestamp};
+use crate::{ConversationSummary, Customer, HandlingState, Order, Ticket, Timestamp};
 
 /// One remembered fact of a customer, with where it came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,4 +47,23 @@ pub struct CustomerPanel {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CustomerRef {
     pub customer: String,
+}
+
+/// The inbox's search and filters (`GET /api/conversations/search`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InboxQuery {
+    /// Words found anywhere in a conversation's title or messages (any
+    /// part of a word; Chinese as written).
+    #[serde(default)]
+    pub q: Option<String>,
+    #[serde(default)]
+    pub handling: Option<HandlingState>,
+    #[serde(default)]
+    pub assignee: Option<String>,
+    #[serde(default)]
+    pub customer: Option<String>,
+    /// Skip this many (pages of 50).
+    #[serde(default)]
+    pub offset: u32,
 }

@@ -15,7 +15,7 @@ pub enum HandlingAction {
     TakeOver,
     /// The holder gives it back to the AI.
     HandBack,
-    /// Done: nobody answers until it is reopened.
+    /// Done (the AI still answers should the customer write again).
     Resolve,
     /// A resolved conversation goes back to the AI.
     Reopen,
@@ -214,7 +214,11 @@ pub struct ChatLink {
 /// conversation's live events, nothing else (no tool calls, nodes, traces,
 /// approvals, reasoning, notes or internal error text).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum CustomerEvent {
     /// A reply is being written.
     Typing,

@@ -203,3 +203,69 @@ pub async fn two_agents_taking_one_conversation_one_wins(db: Database) {
     }
     assert_eq!(db.waiting_for_human_count().await.expect("count"), 0);
 }
+
+/// The inbox finds a conversation by a piece of a word from the middle of
+/// a message, in English and in Chinese, and filters by handling.
+pub async fn inbox_search_in_both_languages(db: Database) {
+    use aics_types::InboxQuery;
+    for (sid, text) in [
+        ("s-en", "Hello, where is my parcel to Berlin? It is late."),
+        ("s-zh", "你好，我的订单一直没有收到，请帮我查一下"),
+        ("s-other", "Thanks for the quick refund"),
+    ] {
+        db.ensure_conversation(sid, None, "x")
+            .await
+            .expect("create");
+        db.append_message(sid, MessageRole::Customer, text, None)
+            .await
+            .expect("message");
+    }
+    db.append_note("s-other", "alice", "customer prefers 100% email")
+        .await
+        .expect("note");
+    let find = |q: &str| InboxQuery {
+        q: Some(q.into()),
+        ..InboxQuery::default()
+    };
+    let ids = |list: Vec<aics_types::ConversationSummary>| {
+        list.into_iter().map(|c| c.session_id).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ids(db
+            .search_conversations(&find("ARCEL"), 50)
+            .await
+            .expect("en")),
+        ["s-en"]
+    );
+    assert_eq!(
+        ids(db
+            .search_conversations(&find("一直没有"), 50)
+            .await
+            .expect("zh")),
+        ["s-zh"]
+    );
+    assert_eq!(
+        ids(db
+            .search_conversations(&find("100%"), 50)
+            .await
+            .expect("note")),
+        ["s-other"]
+    );
+    assert!(db
+        .search_conversations(&find("%_"), 50)
+        .await
+        .expect("escaped")
+        .is_empty());
+    db.change_handling("s-zh", HandlingAction::TakeOver, "alice")
+        .await
+        .expect("take");
+    let held = InboxQuery {
+        handling: Some(HandlingState::Human),
+        assignee: Some("alice".into()),
+        ..InboxQuery::default()
+    };
+    assert_eq!(
+        ids(db.search_conversations(&held, 50).await.expect("filter")),
+        ["s-zh"]
+    );
+}

@@ -22,6 +22,7 @@ use crate::state::AppState;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/conversations", get(list).post(create))
+        .route("/api/conversations/search", get(search))
         .route("/api/conversations/{session_id}", get(detail))
         .route("/api/conversations/{session_id}/events", get(events))
         .route(
@@ -35,6 +36,7 @@ pub fn router() -> Router<AppState> {
         )
         .route("/api/conversations/{session_id}/replies", post(reply))
         .route("/api/conversations/{session_id}/notes", post(note))
+        .route("/api/conversations/{session_id}/draft", post(draft))
         .route("/api/handling/waiting", get(waiting))
         .route(
             "/api/conversations/{session_id}/customer",
@@ -293,4 +295,28 @@ async fn forget(
         .forget_memory(&user, &customer_id, memory_id)
         .await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The inbox: `?q=&handling=&assignee=&customer=&offset=`.
+async fn search(
+    State(console): State<Console>,
+    axum::extract::Query(query): axum::extract::Query<aics_types::InboxQuery>,
+) -> Result<Json<Vec<ConversationSummary>>, HttpError> {
+    Ok(Json(console.search_conversations(&query).await?))
+}
+
+#[derive(Serialize)]
+struct Draft {
+    text: String,
+}
+
+/// A draft reply from the model for the holder to edit (nothing stored).
+async fn draft(
+    State(console): State<Console>,
+    Extension(user): Extension<UserInfo>,
+    Path(session_id): Path<String>,
+) -> Result<Json<Draft>, HttpError> {
+    Ok(Json(Draft {
+        text: console.draft_reply(&user, &session_id).await?,
+    }))
 }

@@ -176,19 +176,24 @@ fn LiveChat(chat: CustomerChat, token: String) -> impl IntoView {
         use crate::sse::EventStream;
         let stream = StoredValue::new_local(None::<EventStream>);
         let url = format!("/api/channel/{}/events", token.get_value());
+        let reload = move || {
+            leptos::task::spawn_local(async move {
+                if let Ok(chat) = load_customer_chat(token.get_value()).await {
+                    state.update(|s| s.reload(&chat));
+                }
+            });
+        };
         Effect::new(move |_| {
             let on_event = move |event| {
-                let reload = state.try_update(|s| s.apply(event, now())).unwrap_or(false);
-                if reload {
-                    leptos::task::spawn_local(async move {
-                        if let Ok(chat) = load_customer_chat(token.get_value()).await {
-                            state.update(|s| s.reload(&chat));
-                        }
-                    });
+                let stale = state.try_update(|s| s.apply(event, now())).unwrap_or(false);
+                if stale {
+                    reload();
                 }
             };
+            // Each (re)connection reloads the messages: nothing that
+            // happened before the stream opened is missed.
             if let Ok(s) =
-                EventStream::connect_to(&url, &aics_types::CustomerEvent::KINDS, on_event, || {})
+                EventStream::connect_to(&url, &aics_types::CustomerEvent::KINDS, on_event, reload)
             {
                 stream.set_value(Some(s));
             }

@@ -2,8 +2,8 @@
 //! [`crate::pages::approvals::api::decide_approval`].
 
 use aics_types::{
-    ChatLink, ChatMessage, ChatTurnTraceResult, ConversationDetail, ConversationSummary,
-    HandlingAction, MessageAccepted,
+    ChatLink, ChatMessage, ChatTurnTraceResult, ConversationDetail, ConversationSummary, Customer,
+    CustomerPanel, HandlingAction, MessageAccepted,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -112,4 +112,52 @@ pub async fn waiting_for_human() -> Result<u64, AppError> {
 pub async fn new_chat_link(session_id: String) -> Result<ChatLink, AppError> {
     let (console, user) = signed_in().await?;
     Ok(console.chat_link(&user, &session_id).await?)
+}
+
+/// The conversation's customer panel (or the customer an order id in it
+/// proposes).
+#[server(prefix = "/fn")]
+pub async fn load_customer_panel(session_id: String) -> Result<CustomerPanel, AppError> {
+    let (console, _user) = signed_in().await?;
+    Ok(console.customer_panel(&session_id).await?)
+}
+
+/// Sets or changes the conversation's customer (id or email).
+#[server(prefix = "/fn", input = Json)]
+pub async fn set_customer(session_id: String, customer: String) -> Result<CustomerPanel, AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console.set_customer(&user, &session_id, &customer).await?)
+}
+
+/// Every customer, for the panel's picker.
+#[server(prefix = "/fn")]
+pub async fn list_customers() -> Result<Vec<Customer>, AppError> {
+    let (console, _user) = signed_in().await?;
+    Ok(console.list_customers().await?)
+}
+
+/// Forgets one remembered fact of a customer (audited).
+#[server(prefix = "/fn", input = Json)]
+pub async fn forget_memory(customer_id: String, memory_id: i64) -> Result<(), AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console
+        .forget_memory(&user, &customer_id, memory_id)
+        .await?)
+}
+
+/// The inbox: search across conversations and filter by handling.
+#[server(prefix = "/fn", input = Json)]
+pub async fn search_conversations(
+    query: aics_types::InboxQuery,
+) -> Result<Vec<ConversationSummary>, AppError> {
+    let (console, _user) = signed_in().await?;
+    Ok(console.search_conversations(&query).await?)
+}
+
+/// A draft reply from the model for the staff member holding the
+/// conversation, to edit and send.
+#[server(prefix = "/fn", input = Json)]
+pub async fn draft_reply(session_id: String) -> Result<String, AppError> {
+    let (console, user) = signed_in().await?;
+    Ok(console.draft_reply(&user, &session_id).await?)
 }

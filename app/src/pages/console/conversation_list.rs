@@ -1,10 +1,10 @@
 //! The left column: every conversation with its handling label and last
-//! message, and "New".
+//! message, "New", and the inbox's search and handling filter.
 
-use aics_types::ConversationSummary;
+use aics_types::{ConversationSummary, HandlingState, InboxQuery};
 use leptos::prelude::*;
 
-use super::api::{list_conversations, CreateConversation};
+use super::api::{list_conversations, search_conversations, CreateConversation};
 use super::state::UNTITLED;
 use crate::components::badges::HandlingBadge;
 use crate::components::errors::ErrorList;
@@ -15,9 +15,32 @@ use crate::session::reload_to;
 #[component]
 pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -> impl IntoView {
     let create = ServerAction::<CreateConversation>::new();
+    // The inbox's search and handling filter: empty (as on the server)
+    // lists every conversation.
+    let text = RwSignal::new(String::new());
+    let handling = RwSignal::new(String::new());
     let conversations = Resource::new(
-        move || (refresh.get(), create.version().get()),
-        |_| list_conversations(),
+        move || {
+            (
+                refresh.get(),
+                create.version().get(),
+                text.get(),
+                handling.get(),
+            )
+        },
+        |(_, _, q, handling)| async move {
+            let handling = HandlingState::parse(&handling);
+            if q.trim().is_empty() && handling.is_none() {
+                list_conversations().await
+            } else {
+                search_conversations(InboxQuery {
+                    q: Some(q).filter(|q| !q.trim().is_empty()),
+                    handling,
+                    ..InboxQuery::default()
+                })
+                .await
+            }
+        },
     );
     // On success the server function redirects to the new conversation.
     Effect::new(move |_| {
@@ -39,6 +62,31 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
             <div class="flex items-center justify-between gap-2 px-3 py-3">
                 <h2 class="text-sm font-semibold text-slate-700">"Conversations"</h2>
                 <NewConversation create/>
+            </div>
+            <div class="flex gap-1 px-3 pb-2">
+                <label class="sr-only" for="inbox-search">"Search conversations"</label>
+                <input
+                    id="inbox-search"
+                    type="search"
+                    data-testid="inbox-search"
+                    placeholder="Search…"
+                    class="min-w-0 flex-1 rounded-lg border border-slate-300 px-2 py-1 text-xs"
+                    on:input=move |ev| text.set(event_target_value(&ev))
+                />
+                <label class="sr-only" for="inbox-handling">"Handling"</label>
+                <select
+                    id="inbox-handling"
+                    data-testid="inbox-handling"
+                    class="rounded-lg border border-slate-300 px-1 py-1 text-xs"
+                    on:change=move |ev| handling.set(event_target_value(&ev))
+                >
+                    <option value="">"All"</option>
+                    <option value="ai">"AI"</option>
+                    <option value="waiting_human">"Waiting for human"</option>
+                    <option value="human">"Human"</option>
+                    <option value="waiting_approval">"Waiting for approval"</option>
+                    <option value="closed">"Closed"</option>
+                </select>
             </div>
             {move || {
                 create_error()
@@ -111,6 +159,17 @@ fn ConversationItem(summary: ConversationSummary, current: Memo<Option<String>>)
         .clone()
         .unwrap_or_else(|| "No messages yet".into());
     let when = summary.updated_at.format("%b %-d, %H:%M").to_string();
+    // A person should answer: the customer wrote last and the AI does not.
+    let unread = summary.awaiting_reply
+        && matches!(
+            summary.handling,
+            HandlingState::WaitingHuman | HandlingState::Human
+        );
+    let unread_class = if unread {
+        "h-2 w-2 shrink-0 rounded-full bg-rose-500"
+    } else {
+        "hidden"
+    };
     view! {
         <li>
             <a
@@ -127,11 +186,17 @@ fn ConversationItem(summary: ConversationSummary, current: Memo<Option<String>>)
                 }
             >
                 <div class="flex items-center gap-2">
+                    <span
+                        data-testid="unread"
+                        title="New message from the customer"
+                        class=unread_class
+                    ></span>
                     <span class="truncate text-sm font-medium text-slate-800">{title}</span>
                     <span class="ml-auto shrink-0 text-[11px] tabular-nums text-slate-400">{when}</span>
                 </div>
                 <div class="mt-1 flex items-center gap-2">
                     <HandlingBadge state=summary.handling/>
+                    {summary.assignee.clone().map(|a| view! { <span class="shrink-0 text-[11px] text-sky-700">{a}</span> })}
                     <span data-testid="last-message" class="truncate text-xs text-slate-500">
                         {last}
                     </span>

@@ -1,12 +1,13 @@
 //! The handling bar above the transcript: who handles the conversation and
 //! the actions the table of transitions allows from there (take over, hand
 //! back, resolve, reopen), and — for the staff member holding it — the
-//! reply box; an internal note can be written by anyone.
+//! reply box with "Draft a reply" (the AI suggests, the agent edits and
+//! sends); an internal note can be written by anyone.
 
 use aics_types::{HandlingAction, HandlingState};
 use leptos::prelude::*;
 
-use super::api::{AddNote, ChangeHandling, NewChatLink, ReplyAsAgent};
+use super::api::{AddNote, ChangeHandling, DraftReply, NewChatLink, ReplyAsAgent};
 use super::live::Chat;
 use super::state::Effects;
 use crate::components::badges::HandlingBadge;
@@ -83,6 +84,15 @@ fn StaffBox(chat: Chat, mine: Memo<bool>) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let reply = ServerAction::<ReplyAsAgent>::new();
     let note = ServerAction::<AddNote>::new();
+    let draft = ServerAction::<DraftReply>::new();
+    Effect::new(move |_| match draft.value().get() {
+        Some(Ok(suggested)) => {
+            error.set(None);
+            text.set(suggested);
+        }
+        Some(Err(e)) => error.set(Some(e.message)),
+        None => {}
+    });
     let done =
         move |result: Option<Result<aics_types::ChatMessage, crate::error::AppError>>| match result
         {
@@ -116,8 +126,20 @@ fn StaffBox(chat: Chat, mine: Memo<bool>) -> impl IntoView {
                 <span role="alert" class="text-xs text-red-700">{move || error.get().unwrap_or_default()}</span>
                 <button
                     type="button"
+                    data-testid="draft-reply"
+                    title="The AI drafts a reply for you to edit and send"
+                    class="ml-auto rounded-lg border border-slate-300 bg-white px-3 py-1 text-xs font-medium text-slate-700 disabled:opacity-50"
+                    disabled=move || !mine.get() || draft.pending().get()
+                    on:click=move |_| {
+                        draft.dispatch(DraftReply { session_id: session_id() });
+                    }
+                >
+                    {move || if draft.pending().get() { "Drafting…" } else { "Draft a reply" }}
+                </button>
+                <button
+                    type="button"
                     data-testid="add-note"
-                    class="ml-auto rounded-lg border border-amber-300 bg-amber-50 px-3 py-1 text-xs font-medium text-amber-900 disabled:opacity-50"
+                    class="rounded-lg border border-amber-300 bg-amber-50 px-3 py-1 text-xs font-medium text-amber-900 disabled:opacity-50"
                     disabled=move || text.with(|t| t.trim().is_empty())
                     on:click=move |_| {
                         note.dispatch(AddNote { session_id: session_id(), text: text.get_untracked() });

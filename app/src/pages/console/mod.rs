@@ -16,7 +16,10 @@
 //! - [`composer`]: the message box, its errors and status.
 //! - [`handling`]: who handles it, take over / hand back / resolve /
 //!   reopen, the agent's reply box and internal notes.
-//! - [`tools_panel`]: the right column: tool timeline and trace.
+//! - [`tools_panel`]: the right column: the customer panel, tool timeline
+//!   and trace.
+//! - [`customer_panel`]: the conversation's customer (pick, profile,
+//!   orders, tickets, past conversations, remembered facts, forget).
 //! - [`api`]: the server functions.
 
 pub mod api;
@@ -24,6 +27,7 @@ mod approvals;
 mod cancel;
 mod composer;
 mod conversation_list;
+mod customer_panel;
 mod handling;
 mod live;
 pub mod state;

@@ -1,8 +1,10 @@
-//! The right column: the running turn's tool calls as they happen, or the
-//! latest (or picked) turn's calls with its trace.
+//! The right column: the conversation's customer panel, then the running
+//! turn's tool calls as they happen, or the latest (or picked) turn's calls
+//! with its trace.
 
 use leptos::prelude::*;
 
+use super::customer_panel::CustomerPanelView;
 use super::live::Chat;
 use super::state::TimelineMode;
 use crate::components::timeline::{NodePath, ToolTimeline};
@@ -25,6 +27,7 @@ pub fn ToolsPanel(chat: Chat) -> impl IntoView {
             aria-label="Tool calls and trace"
             class="min-w-0 space-y-3 border-t border-slate-200 bg-slate-50 p-4 md:col-start-2 xl:col-start-3 xl:h-full xl:overflow-y-auto xl:border-l xl:border-t-0"
         >
+            <CustomerPanelView chat/>
             <div class="flex items-center gap-2">
                 <h2 class="text-sm font-semibold text-slate-700">"Tool calls"</h2>
                 {move || {

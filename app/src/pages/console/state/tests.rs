@@ -20,6 +20,7 @@ fn detail(messages: Vec<ChatMessage>, turns: Vec<ChatTurnTraceResult>) -> Conver
             updated_at: at(0),
             assignee: None,
             customer_id: None,
+            awaiting_reply: false,
         },
         messages,
         turns,

@@ -1,0 +1,107 @@
+import { expect, test } from "@playwright/test";
+import path from "node:path";
+
+import { hydrated, newConversation, SCREENSHOTS, signedInPage } from "./helpers";
+
+// Two browser contexts: the agent in the console, the customer on the
+// customer page reached through the conversation's link.
+test("a customer chats, the agent takes over, replies and hands back", async ({ browser }) => {
+  const agent = await signedInPage(browser, "agent");
+  await newConversation(agent);
+
+  // The agent copies the customer link.
+  await agent.getByTestId("customer-link").click();
+  const linkBox = agent.getByTestId("customer-link-url");
+  await expect(linkBox).toBeVisible();
+  const url = await linkBox.inputValue();
+  expect(url).toMatch(/\/chat\/[0-9a-f]{64}$/);
+
+  const customerContext = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  const customer = await customerContext.newPage();
+  await customer.goto(url);
+  await hydrated(customer);
+  await expect(customer.getByTestId("customer-page")).toBeVisible();
+  await expect(customer.getByTestId("nav-approvals")).toHaveCount(0);
+
+  // The customer writes; the agent sees it live, the reply streams to the customer.
+  const composer = customer.getByTestId("customer-composer");
+  await composer.fill("What is your return policy?");
+  await composer.press("Enter");
+  await expect(agent.locator('[data-role="customer"]').last()).toContainText("return policy");
+  await expect(customer.locator('#customer-composer')).toBeVisible();
+  await expect(customer.locator('[data-role="assistant"]').last()).toBeVisible({ timeout: 20_000 });
+  await expect(agent.locator('[data-role="assistant"]').last()).toBeVisible();
+
+  // The agent takes over and replies; the reply appears without a reload.
+  await agent.getByTestId("handling-take_over").click();
+  await expect(agent.getByTestId("assignee")).toContainText("agent");
+  await expect(customer.getByTestId("with-human")).toBeVisible();
+  await agent.getByTestId("staff-text").fill("Hi, I am **here**. See [our policy](https://shop.example/returns)");
+  await agent.getByTestId("send-reply").click();
+  const agentReply = customer.locator('[data-role="agent"]').last();
+  await expect(agentReply).toContainText("I am here");
+  await expect(agentReply.locator("strong")).toHaveText("here");
+  await expect(agentReply.locator('a[target="_blank"][rel~="noopener"]')).toHaveAttribute(
+    "href",
+    "https://shop.example/returns",
+  );
+
+  // An internal note never reaches the customer.
+  await agent.getByTestId("staff-text").fill("internal: VIP customer");
+  await agent.getByTestId("add-note").click();
+  await expect(agent.locator('[data-role="note"]').last()).toContainText("internal: VIP");
+  await customer.waitForTimeout(500);
+  await expect(customer.getByText("internal: VIP")).toHaveCount(0);
+
+  // While the agent holds it, the customer's message starts no AI turn.
+  const answers = await customer.locator('[data-role="assistant"]').count();
+  await composer.fill("<script>window.__pwned = 1</script> still there?");
+  await composer.press("Enter");
+  await expect(agent.locator('[data-role="customer"]').last()).toContainText("<script>");
+  await customer.waitForTimeout(1000);
+  expect(await customer.locator('[data-role="assistant"]').count()).toBe(answers);
+  expect(await customer.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+
+  await customer.screenshot({ path: path.join(SCREENSHOTS, "customer-page-phone.png") });
+  await agent.screenshot({ path: path.join(SCREENSHOTS, "console-customer-panel.png") });
+
+  // Handed back, the AI answers the next message.
+  await agent.getByTestId("handling-hand_back").click();
+  await expect(customer.getByTestId("with-human")).toBeHidden();
+  await composer.fill("And how long do refunds take?");
+  await composer.press("Enter");
+  await expect
+    .poll(() => customer.locator('[data-role="assistant"]').count(), { timeout: 20_000 })
+    .toBeGreaterThan(answers);
+  await customerContext.close();
+});
+
+test("the start page opens a conversation in the customer's language", async ({ browser }) => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  await page.goto("/chat");
+  await hydrated(page);
+  await page.getByTestId("chat-name").fill("Wang Fang");
+  await page.getByTestId("chat-email").fill("wang.fang@example.com");
+  await page.getByTestId("chat-lang").selectOption("zh");
+  await page.getByTestId("chat-start-button").click();
+  await expect(page).toHaveURL(/\/chat\/[0-9a-f]{64}$/);
+  await hydrated(page);
+  await expect(page.getByTestId("customer-composer")).toHaveAttribute("placeholder", "请输入消息…");
+  await page.screenshot({ path: path.join(SCREENSHOTS, "customer-page-desktop.png") });
+  await context.close();
+});
+
+test("the inbox finds a conversation by a word from its middle", async ({ browser }) => {
+  const agent = await signedInPage(browser, "agent");
+  const sid = await newConversation(agent);
+  const word = `zebra${Date.now()}`;
+  const composer = agent.getByTestId("composer");
+  await composer.fill(`Hello, my ${word} parcel is late`);
+  await composer.press("Enter");
+  await expect(agent.getByTestId("chat")).toHaveAttribute("data-running", "false", { timeout: 20_000 });
+  await agent.getByTestId("inbox-search").fill(word.slice(2, 9));
+  const items = agent.getByTestId("conversation-item");
+  await expect(items).toHaveCount(1);
+  await expect(items.first()).toHaveAttribute("data-session", sid);
+});
