@@ -61,6 +61,8 @@ pub struct BegunTurn {
     pub customer_id: Option<String>,
     /// The epoch of the run's live events (see [`Database::next_event_epoch`]).
     pub event_epoch: u64,
+    /// The customer's message as stored: the run's first live event.
+    pub stored: ChatMessage,
 }
 
 /// How [`Database::begin_turn`] went.
@@ -188,7 +190,8 @@ impl Database {
             }
             // Earlier messages first: the new one is stored right after.
             let earlier = recent_messages!(&mut *tx, session_id, history)?;
-            append_message!(&mut *tx, session_id, MessageRole::Customer, message, None::<&str>);
+            let stored =
+                append_message!(&mut *tx, session_id, MessageRole::Customer, message, None::<&str>);
             let (epoch, customer_id): (i64, Option<String>) = sqlx::query_as(
                 "UPDATE conversations SET event_epoch = event_epoch + 1 WHERE session_id = $1 \
                  RETURNING event_epoch, customer_id",
@@ -201,6 +204,7 @@ impl Database {
                 earlier,
                 customer_id,
                 event_epoch: u64::try_from(epoch).unwrap_or(0),
+                stored: ChatMessage::try_from(stored)?,
             }
         });
         Ok(Begin::Started(begun))

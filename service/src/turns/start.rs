@@ -61,12 +61,13 @@ impl Console {
                 when_held,
             )
             .await?;
-        let (earlier, customer_id, event_epoch) = match begun {
+        let (earlier, customer_id, event_epoch, stored) = match begun {
             Begin::Started(BegunTurn {
                 earlier,
                 customer_id,
                 event_epoch,
-            }) => (earlier, customer_id, event_epoch),
+                stored,
+            }) => (earlier, customer_id, event_epoch, stored),
             Begin::Held {
                 assignee,
                 kept: Some(message),
@@ -123,7 +124,11 @@ impl Console {
         let done = self.spawn_run(
             session_id.to_owned(),
             graph_execution_id.clone(),
-            Job::New { input, event_epoch },
+            Job::New {
+                input,
+                event_epoch,
+                message: stored,
+            },
         );
         Ok(Begun::Turn(Started {
             graph_execution_id,

@@ -17,8 +17,15 @@ use crate::{metrics, Console};
 
 /// What a run's task does.
 pub(crate) enum Job {
-    /// A new turn, whose events take `event_epoch` (taken with its run).
-    New { input: TurnInput, event_epoch: u64 },
+    /// A new turn, whose events take `event_epoch` (taken with its run);
+    /// the first of them is the customer's `message` as stored, so every
+    /// page on the conversation (the console, the customer's) shows it
+    /// live, in order, wherever it was written.
+    New {
+        input: TurnInput,
+        event_epoch: u64,
+        message: aics_types::ChatMessage,
+    },
     /// Continue a paused turn with the supervisors' decisions.
     Resume(HashMap<String, Decision>),
     /// Continue a turn whose owner died, from its last checkpoint (with the
@@ -90,6 +97,11 @@ impl Console {
         } else {
             self.counted_calls(graph_execution_id).await
         };
+        if let Job::New { message, .. } = &job {
+            publisher.publish(AgentEvent::Message {
+                message: message.clone(),
+            });
+        }
         publisher.publish(AgentEvent::TurnStart {
             session_id: session_id.to_owned(),
             graph_execution_id: graph_execution_id.to_owned(),
