@@ -160,7 +160,10 @@ impl Database {
 
     /// The forks of a turn, newest first (at most [`MAX_FORKS_LISTED`]).
     #[tracing::instrument(skip_all, fields(graph_execution_id))]
-    pub async fn studio_runs_of(&self, graph_execution_id: &str) -> Result<Vec<StudioRun>, DbError> {
+    pub async fn studio_runs_of(
+        &self,
+        graph_execution_id: &str,
+    ) -> Result<Vec<StudioRun>, DbError> {
         tracing::Span::current().record("graph_execution_id", graph_execution_id);
         let sql = format!(
             "SELECT {COLUMNS} FROM studio_runs WHERE source_graph_execution_id = $1 \

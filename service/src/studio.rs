@@ -97,11 +97,7 @@ impl Console {
         self.require_supervisor(user)?;
         check_id("graphExecutionId", graph_execution_id)?;
         check_id("checkpointId", &request.checkpoint_id)?;
-        let message = request
-            .message
-            .as_deref()
-            .map(check_message)
-            .transpose()?;
+        let message = request.message.as_deref().map(check_message).transpose()?;
         let engine = request.engine.as_deref().map(parse_engine).transpose()?;
         let protocol = request
             .protocol
@@ -129,15 +125,10 @@ impl Console {
         let id = uuid::Uuid::new_v4().to_string();
         state.graph_execution_id = id.clone();
         if let Some(text) = &message {
-            let Some(last) = state
-                .messages
-                .iter_mut()
-                .rev()
-                .find_map(|m| match m {
-                    Message::User { content } => Some(content),
-                    _ => None,
-                })
-            else {
+            let Some(last) = state.messages.iter_mut().rev().find_map(|m| match m {
+                Message::User { content } => Some(content),
+                _ => None,
+            }) else {
                 return Err(ServiceError::Invalid(
                     "this checkpoint has no customer message to edit".into(),
                 ));
@@ -246,7 +237,10 @@ impl Console {
                 Ok(Ok(Ok(trace))) => inner.db.finish_studio_run(&id, &trace).await,
                 Ok(Ok(Err(e))) => {
                     tracing::warn!(fork = %id, error = %e, "fork failed");
-                    inner.db.fail_studio_run(&id, "the fork failed to run").await
+                    inner
+                        .db
+                        .fail_studio_run(&id, "the fork failed to run")
+                        .await
                 }
                 Ok(Err(_)) => {
                     inner.studio.checkpoints.remove_thread(&id);
@@ -256,7 +250,10 @@ impl Console {
                 Err(e) => {
                     tracing::error!(fork = %id, error = %e, "fork task panicked");
                     inner.studio.checkpoints.remove_thread(&id);
-                    inner.db.fail_studio_run(&id, "the fork stopped unexpectedly").await
+                    inner
+                        .db
+                        .fail_studio_run(&id, "the fork stopped unexpectedly")
+                        .await
                 }
             };
             if let Err(e) = ended {

@@ -62,14 +62,23 @@ async fn fork_of_a_ticket_turn_writes_nothing(db: Database) {
 
     let request = ForkRequest {
         checkpoint_id: input.checkpoint_id.clone(),
-        message: Some("My order ORD-123 never arrived, please file a complaint as a general inquiry.".into()),
+        message: Some(
+            "My order ORD-123 never arrived, please file a complaint as a general inquiry.".into(),
+        ),
         ..ForkRequest::default()
     };
     // Agents may not fork.
-    let denied = console.fork_turn(&agent(), &gid, &request).await.unwrap_err();
+    let denied = console
+        .fork_turn(&agent(), &gid, &request)
+        .await
+        .unwrap_err();
     assert_eq!(denied.status_code(), 403);
     assert_eq!(
-        console.list_forks(&agent(), &gid).await.unwrap_err().status_code(),
+        console
+            .list_forks(&agent(), &gid)
+            .await
+            .unwrap_err()
+            .status_code(),
         403
     );
 
@@ -92,7 +101,10 @@ async fn fork_of_a_ticket_turn_writes_nothing(db: Database) {
         .expect("the fork opens a (simulated) ticket");
     assert_eq!(ticket.status, ToolCallStatus::Ok);
     assert_eq!(ticket.output["simulated"], true);
-    assert_eq!(ticket.input["category"], "inquiry", "the edited message was read");
+    assert_eq!(
+        ticket.input["category"], "inquiry",
+        "the edited message was read"
+    );
     // Read-only tools ran for real.
     let order = trace
         .tool_calls
@@ -135,13 +147,19 @@ async fn fork_of_a_ticket_turn_writes_nothing(db: Database) {
         checkpoint_id: last.checkpoint_id.clone(),
         ..ForkRequest::default()
     };
-    let err = console.fork_turn(&supervisor(), &gid, &at_end).await.unwrap_err();
+    let err = console
+        .fork_turn(&supervisor(), &gid, &at_end)
+        .await
+        .unwrap_err();
     assert_eq!(err.status_code(), 400);
     let unknown = ForkRequest {
         checkpoint_id: "no-such-checkpoint".into(),
         ..ForkRequest::default()
     };
-    let err = console.fork_turn(&supervisor(), &gid, &unknown).await.unwrap_err();
+    let err = console
+        .fork_turn(&supervisor(), &gid, &unknown)
+        .await
+        .unwrap_err();
     assert_eq!(err.status_code(), 404);
     let bad_protocol = ForkRequest {
         protocol: Some("smoke".into()),
@@ -152,7 +170,10 @@ async fn fork_of_a_ticket_turn_writes_nothing(db: Database) {
         .await
         .unwrap_err();
     assert_eq!(err.status_code(), 400);
-    assert_eq!(console.list_forks(&supervisor(), &gid).await.unwrap().len(), 1);
+    assert_eq!(
+        console.list_forks(&supervisor(), &gid).await.unwrap().len(),
+        1
+    );
 }
 
 /// The conversation is held by a turn paused for approval: a fork of it

@@ -137,8 +137,18 @@ pub fn word_diff(before: &str, after: &str) -> Vec<DiffWord> {
             j += 1;
         }
     }
-    out.extend(a_head[i..].iter().chain(a_tail).map(|w| DiffWord::Removed((*w).to_owned())));
-    out.extend(b_head[j..].iter().chain(b_tail).map(|w| DiffWord::Added((*w).to_owned())));
+    out.extend(
+        a_head[i..]
+            .iter()
+            .chain(a_tail)
+            .map(|w| DiffWord::Removed((*w).to_owned())),
+    );
+    out.extend(
+        b_head[j..]
+            .iter()
+            .chain(b_tail)
+            .map(|w| DiffWord::Added((*w).to_owned())),
+    );
     out
 }
 
@@ -196,7 +206,10 @@ mod tests {
 
     #[test]
     fn word_diff_keeps_the_common_words_and_marks_the_rest() {
-        let d = word_diff("your ticket TCK-1 is open", "your refund ticket is open now");
+        let d = word_diff(
+            "your ticket TCK-1 is open",
+            "your refund ticket is open now",
+        );
         assert_eq!(words(&d), "your +refund ticket -TCK-1 is open +now");
         assert!(word_diff("a b", "a b")
             .iter()

@@ -16,7 +16,10 @@ use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/api/turns/{graph_execution_id}/forks", get(list).post(start))
+        .route(
+            "/api/turns/{graph_execution_id}/forks",
+            get(list).post(start),
+        )
         .route("/api/forks/{id}", get(one))
 }
 

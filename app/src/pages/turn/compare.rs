@@ -51,7 +51,9 @@ pub fn ForkCard(run: StudioRun, original: ChatTurnTraceResult) -> impl IntoView 
         .unwrap_or_else(|| "Customer message unchanged".into());
     let body = match (&run.trace, &run.error) {
         (Some(trace), _) => view! { <Comparison original trace=trace.clone()/> }.into_any(),
-        (None, Some(error)) => view! { <p class="text-xs text-red-700">{error.clone()}</p> }.into_any(),
+        (None, Some(error)) => {
+            view! { <p class="text-xs text-red-700">{error.clone()}</p> }.into_any()
+        }
         (None, None) => view! { <p class="text-xs text-slate-500">"Running…"</p> }.into_any(),
     };
     view! {
@@ -86,7 +88,13 @@ fn Comparison(original: ChatTurnTraceResult, trace: ChatTurnTraceResult) -> impl
     let paused = trace
         .pending_tool_calls
         .iter()
-        .map(|p| format!("{} (rule {})", p.tool, if p.rule.is_empty() { "—" } else { &p.rule }))
+        .map(|p| {
+            format!(
+                "{} (rule {})",
+                p.tool,
+                if p.rule.is_empty() { "—" } else { &p.rule }
+            )
+        })
         .collect::<Vec<_>>();
     let outcome = if trace.pending_approval {
         format!("paused for approval: {}", paused.join(", "))

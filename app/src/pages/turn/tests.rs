@@ -121,7 +121,9 @@ fn a_step_offers_a_fork_only_where_the_page_provides_one() {
     let step = cp(1, "agent", state, 0);
     let plain = {
         let step = step.clone();
-        render(move || view! { <StepItem checkpoint=step before=None next="tools".to_string()/> }.into_any())
+        render(move || {
+            view! { <StepItem checkpoint=step before=None next="tools".to_string()/> }.into_any()
+        })
     };
     assert!(!plain.contains("fork-here"), "{plain}");
     let offered = {
