@@ -40,6 +40,9 @@ pub const FORK_TIMEOUT: Duration = Duration::from_secs(120);
 /// the housekeeping sweep ends it as failed.
 const STALE_AFTER: Duration = Duration::from_secs(FORK_TIMEOUT.as_secs() + 60);
 
+/// How many forks one process runs at once; more are refused (503).
+const MAX_RUNNING_FORKS: usize = 4;
+
 /// The tools whose side effects a fork simulates.
 const SIMULATED: [&str; 2] = ["ticket_create", "escalate_to_human"];
 
@@ -47,6 +50,8 @@ const SIMULATED: [&str; 2] = ["ticket_create", "escalate_to_human"];
 pub(crate) struct Studio {
     agent: SupportAgent,
     checkpoints: Arc<MemoryCheckpointer>,
+    /// One permit per fork running in this process.
+    running: Arc<tokio::sync::Semaphore>,
 }
 
 impl Studio {
@@ -76,7 +81,11 @@ impl Studio {
             Arc::new(RecallOnly(SqlMemoryStore::new(db.clone()))),
             config,
         );
-        Self { agent, checkpoints }
+        Self {
+            agent,
+            checkpoints,
+            running: Arc::new(tokio::sync::Semaphore::new(MAX_RUNNING_FORKS)),
+        }
     }
 }
 
@@ -85,7 +94,8 @@ impl Console {
     /// checkpoint `request.checkpoint_id` and returns it `running`; the
     /// fork runs in a task of its own (see the module docs). 400 for a
     /// malformed request or a checkpoint the turn ended at, 404 for an
-    /// unknown turn or checkpoint.
+    /// unknown turn or checkpoint, 503 when this process already runs
+    /// `MAX_RUNNING_FORKS` forks.
     #[tracing::instrument(skip_all, fields(graph_execution_id))]
     pub async fn fork_turn(
         &self,
@@ -155,6 +165,13 @@ impl Console {
             pending_interrupts: source.pending_interrupts.clone(),
             created_at: chrono::Utc::now(),
         };
+        let permit = self
+            .inner
+            .studio
+            .running
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ServiceError::Busy)?;
         let run = self
             .inner
             .db
@@ -184,7 +201,7 @@ impl Console {
             ),
         )
         .await;
-        self.spawn_fork(seed);
+        self.spawn_fork(seed, permit);
         Ok(run)
     }
 
@@ -212,10 +229,11 @@ impl Console {
 
     /// Runs the fork seeded by `seed` in a task, within [`FORK_TIMEOUT`],
     /// and stores how it ended; a panic in the run ends it as failed.
-    fn spawn_fork(&self, seed: Checkpoint) {
+    fn spawn_fork(&self, seed: Checkpoint, permit: tokio::sync::OwnedSemaphorePermit) {
         let inner = self.inner.clone();
         let id = seed.thread_id.clone();
         tokio::spawn(async move {
+            let _permit = permit;
             let run = {
                 let inner = inner.clone();
                 let id = id.clone();

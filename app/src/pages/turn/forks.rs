@@ -8,7 +8,7 @@
 //! hydration); it is refetched when a fork starts and, from an `Effect`,
 //! every two seconds while one still runs.
 
-use aics_types::{ChatTurnTraceResult, CheckpointView};
+use aics_types::{ChatTurnTraceResult, CheckpointView, StudioRunState};
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -74,10 +74,10 @@ pub fn ForksPanel(gid: String, original: ChatTurnTraceResult, target: ForkTarget
             version.update(|v| *v += 1);
         }
     });
-    // While a fork runs, look again every two seconds (browser only).
-    #[cfg(feature = "hydrate")]
-    {
-        use aics_types::StudioRunState;
+    // While a fork runs, look again every two seconds: an Effect, so it
+    // starts in the browser after hydration (it reads nothing tracked, so
+    // it runs once; the interval ends with the panel).
+    Effect::new(move |_| {
         let tick = move || {
             let running = forks.with_untracked(|f| {
                 matches!(f, Some(Ok(runs)) if runs.iter().any(|r| r.state == StudioRunState::Running))
@@ -92,7 +92,7 @@ pub fn ForksPanel(gid: String, original: ChatTurnTraceResult, target: ForkTarget
                 h.clear();
             }
         });
-    }
+    });
     let original = StoredValue::new(original);
     view! {
         <section aria-label="Forks" data-testid="forks" class="mt-6 space-y-3">
