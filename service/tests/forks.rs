@@ -219,6 +219,48 @@ async fn fork_of_a_busy_conversation_runs(db: Database) {
     assert_eq!(err.status_code(), 409);
 }
 
+/// A fork its process left `running` is ended by the sweep once stale,
+/// exactly once: the task's late end then changes nothing.
+async fn a_stale_fork_is_swept_once(db: Database) {
+    let db = ready(db).await;
+    let new = aics_db::NewStudioRun {
+        id: "fork-stale",
+        source_graph_execution_id: "g",
+        source_checkpoint_id: "c",
+        created_by: "supervisor",
+        message: None,
+        engine: None,
+        protocol: None,
+    };
+    db.insert_studio_run(&new).await.unwrap();
+    let an_hour_ago = chrono::Utc::now() - chrono::Duration::hours(1);
+    assert_eq!(
+        db.fail_stale_studio_runs(an_hour_ago, "stale")
+            .await
+            .unwrap(),
+        0
+    );
+    let later = chrono::Utc::now() + chrono::Duration::seconds(1);
+    assert_eq!(db.fail_stale_studio_runs(later, "stale").await.unwrap(), 1);
+    assert_eq!(db.fail_stale_studio_runs(later, "stale").await.unwrap(), 0);
+    let trace = aics_types::ChatTurnTraceResult::default();
+    assert!(!db.finish_studio_run("fork-stale", &trace).await.unwrap());
+    let run = db.studio_run("fork-stale").await.unwrap().unwrap();
+    assert_eq!(run.state, StudioRunState::Failed);
+    assert_eq!(run.error.as_deref(), Some("stale"));
+    assert!(run.trace.is_none());
+}
+
+#[sqlx::test(migrations = false)]
+async fn sqlite_a_stale_fork_is_swept_once(pool: SqlitePool) {
+    a_stale_fork_is_swept_once(Database::Sqlite(pool)).await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn postgres_a_stale_fork_is_swept_once(pool: PgPool) {
+    a_stale_fork_is_swept_once(Database::Postgres(pool)).await;
+}
+
 #[sqlx::test(migrations = false)]
 async fn sqlite_fork_of_a_ticket_turn_writes_nothing(pool: SqlitePool) {
     fork_of_a_ticket_turn_writes_nothing(Database::Sqlite(pool)).await;
