@@ -42,6 +42,7 @@
 //!   read and written by the tools.
 //! - [`sessions`]: sign-in sessions, stored by the hash of their token,
 //!   with an absolute expiry, an idle limit and a cap per user.
+//! - [`studio`]: the trace studio's forks of a turn (`studio_runs`).
 //! - [`tokens`]: secret tokens and their stored (hashed) form.
 //! - [`runs`]: every graph run's durable state and lease; at most one active
 //!   run per conversation, across instances; the transactions that end,
@@ -130,6 +131,7 @@ pub mod runs;
 pub mod search;
 pub mod seed;
 pub mod sessions;
+pub mod studio;
 pub mod throttle;
 pub mod tokens;
 pub mod tools;
@@ -143,6 +145,7 @@ pub use group_commit::WriterStats;
 pub use memories::SqlMemoryStore;
 pub use relay::EventListener;
 pub use sessions::LiveSession;
+pub use studio::NewStudioRun;
 pub use tools::support_tools;
 pub use users::{CredentialCheck, DefaultAccount};
 

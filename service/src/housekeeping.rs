@@ -1,6 +1,8 @@
-//! The periodic purge: ended sessions (expired or idle) and sign-in
-//! failure counts that went quiet. Every instance runs it; the deletes are
-//! idempotent, so several at once only repeat each other's work.
+//! The periodic purge: ended sessions (expired or idle), sign-in
+//! failure counts that went quiet, and the trace studio's forks that a
+//! dead process left running (`crate::studio::sweep`). Every instance
+//! runs it; the deletes and updates are idempotent, so several at once
+//! only repeat each other's work.
 
 use std::sync::Arc;
 
@@ -39,4 +41,5 @@ async fn purge(inner: &Inner) {
     if let Err(e) = inner.db.purge_sign_in_failures(now - quiet).await {
         tracing::warn!(error = %e, "could not purge sign-in failure counts");
     }
+    crate::studio::sweep(inner).await;
 }

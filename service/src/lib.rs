@@ -39,6 +39,8 @@
 //! - `hub`: each conversation's live events, sequenced, with a replay
 //!   buffer; the approvals stream; the relay between instances.
 //! - [`metrics`]: the Prometheus series the service records.
+//! - `studio`: forks of a stored turn from one of its checkpoints, run
+//!   apart from the conversation with simulated side effects.
 //! - `housekeeping`: the periodic purge of ended sessions and quiet
 //!   sign-in counts.
 #![forbid(unsafe_code)]
@@ -59,6 +61,7 @@ mod deadlines;
 mod housekeeping;
 mod hub;
 mod overview;
+mod studio;
 mod takeover;
 mod turns;
 mod webhook;
@@ -128,6 +131,8 @@ struct Inner {
     streams: Arc<streams::StreamLimiter>,
     /// The customer channel's message and start rates.
     chat_limits: channel::ChatLimits,
+    /// The agent the trace studio's forks run on.
+    studio: studio::Studio,
 }
 
 impl std::fmt::Debug for Console {
@@ -184,6 +189,7 @@ impl Console {
                 "invalid configuration: approvals: there is no tool named {unknown:?}"
             )));
         }
+        let studio = studio::Studio::new(model.clone(), &tools, &db, support.clone());
         let agent = SupportAgent::new(
             model.clone(),
             tools,
@@ -237,6 +243,7 @@ impl Console {
                 idle: Notify::new(),
                 streams: Arc::default(),
                 chat_limits: channel::ChatLimits::default(),
+                studio,
             }),
         };
         console.refresh_pending_gauge().await;

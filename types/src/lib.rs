@@ -11,6 +11,8 @@
 //! - [`diff`]: what changed in a turn's state between two checkpoints.
 //! - [`overview`]: the supervisors' overview (turns, tools, approvals,
 //!   latency, tokens and cost per day).
+//! - [`studio`]: forks of a turn ([`StudioRun`]) and how a fork compares
+//!   with its original (tool chain, word diff of the reply, deltas).
 //! - [`event`]: what a running turn reports as it goes ([`AgentEvent`]).
 //! - [`console`]: what the console shows besides traces: conversations,
 //!   messages, approvals, checkpoints, users, API errors.
@@ -32,6 +34,7 @@ pub mod diff;
 pub mod event;
 pub mod handling;
 pub mod overview;
+pub mod studio;
 pub mod trace;
 
 pub use accounts::*;
@@ -42,6 +45,7 @@ pub use diff::*;
 pub use event::*;
 pub use handling::*;
 pub use overview::*;
+pub use studio::*;
 pub use trace::*;
 
 /// A point in time, always UTC, serialised as RFC 3339.

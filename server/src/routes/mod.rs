@@ -6,6 +6,7 @@ pub mod approvals;
 pub mod auth;
 pub mod chat;
 pub mod conversations;
+pub mod forks;
 pub mod ops;
 pub mod overview;
 
@@ -29,6 +30,7 @@ pub fn api_router(state: &AppState) -> Router<AppState> {
         .merge(ops::api_router())
         .merge(accounts::router())
         .merge(overview::router())
+        .merge(forks::router())
         .merge(chat::protected_router())
         // Inner: needs the user that `require_user` (outer) found.
         .route_layer(axum::middleware::from_fn_with_state(

@@ -5,10 +5,16 @@
 //! timeline. Live: while the turn can still move (running or paused), the
 //! page listens to the conversation's events and refetches on each step.
 //!
+//! Supervisors fork a finished or paused turn from a step and compare the
+//! forks with it below the steps.
+//!
 //! - `model`: what is drawn, computed from the checkpoints (unit-tested).
 //! - `path`: the path graph. `step`: one checkpoint. `llm_call`: one call.
+//! - `forks`: the fork form and list. `compare`: one fork beside the turn.
 
 pub mod api;
+mod compare;
+mod forks;
 mod llm_call;
 pub mod model;
 mod path;
@@ -52,6 +58,7 @@ fn may_change(detail: &TurnDetail) -> bool {
 
 #[component]
 fn TurnBody(session: Session, id: Memo<String>) -> impl IntoView {
+    let supervisor = session.is_supervisor();
     // Bumped by the conversation's events while the turn may change.
     let live_version = RwSignal::new(0u32);
     let detail = Resource::new(
@@ -102,7 +109,7 @@ fn TurnBody(session: Session, id: Memo<String>) -> impl IntoView {
                 <Transition fallback=|| view! { <p class="text-sm text-slate-500">"Loading the turn…"</p> }>
                     <ErrorBoundary fallback=|errors| view! { <ErrorList errors/> }>
                         {move || Suspend::new(async move {
-                            detail.await.map(|detail| view! { <TurnView detail/> })
+                            detail.await.map(|detail| view! { <TurnView detail supervisor/> })
                         })}
                     </ErrorBoundary>
                 </Transition>
@@ -126,9 +133,25 @@ fn next_steps(checkpoints: &[CheckpointView]) -> Vec<String> {
 }
 
 #[component]
-fn TurnView(detail: TurnDetail) -> impl IntoView {
+fn TurnView(detail: TurnDetail, supervisor: bool) -> impl IntoView {
     let live = may_change(&detail);
     let trace = detail.trace;
+    // Supervisors fork a turn that paused or ended (the same on the server
+    // and at hydration: it depends on the session and the detail only).
+    let forkable = supervisor && trace.stop_reason.is_some();
+    let fork_target = forks::ForkTarget(RwSignal::new(None));
+    if forkable {
+        provide_context(fork_target);
+    }
+    let fork_panel = forkable.then(|| {
+        view! {
+            <forks::ForksPanel
+                gid=trace.graph_execution_id.clone()
+                original=trace.clone()
+                target=fork_target
+            />
+        }
+    });
     let session_id = trace.session_id.clone();
     let checkpoints = detail.checkpoints;
     let nexts = next_steps(&checkpoints);
@@ -178,5 +201,6 @@ fn TurnView(detail: TurnDetail) -> impl IntoView {
                 <ToolTimeline calls=Signal::stored(calls) fallback=Signal::stored(fallback)/>
             </aside>
         </div>
+        {fork_panel}
     }
 }

@@ -7,6 +7,7 @@ use aics_types::{state_diff, ChangeKind, CheckpointView, FieldChange};
 use leptos::prelude::*;
 use serde_json::Value;
 
+use super::forks::ForkButton;
 use super::llm_call::LlmCallCard;
 use super::model::{calls_at, short, tools_at};
 use crate::components::icons::{Icon, IconKind};
@@ -20,6 +21,8 @@ pub fn StepItem(
     next: String,
 ) -> impl IntoView {
     let interrupts = checkpoint.pending_interrupts.len();
+    // A step the turn ended at has nothing to run again.
+    let fork = (next != "END").then(|| view! { <ForkButton checkpoint=checkpoint.clone()/> });
     let diff = state_diff(before.as_ref().map(|b| &b.state), &checkpoint.state);
     let calls = calls_at(&checkpoint);
     let tools = tools_at(before.as_ref(), &checkpoint);
@@ -52,6 +55,7 @@ pub fn StepItem(
                 <span class="ml-auto text-xs tabular-nums text-slate-400">
                     {checkpoint.created_at.format("%H:%M:%S%.3f").to_string()}
                 </span>
+                {fork}
             </div>
             <details data-testid="step-details" class="mt-2">
                 <summary class="cursor-pointer text-xs font-medium text-slate-600 hover:text-slate-900">{summary}</summary>

@@ -105,3 +105,50 @@ fn the_path_marks_loops_and_the_interrupt() {
     assert!(html.contains("data-interrupt=\"true\""));
     assert!(!html.contains("__start__"));
 }
+
+#[test]
+fn a_step_offers_a_fork_only_where_the_page_provides_one() {
+    let state = json!({"messages": [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "hi"},
+        {"role": "user", "content": "where is ORD-123?"}
+    ]});
+    assert_eq!(
+        super::forks::last_customer_message(&state),
+        "where is ORD-123?"
+    );
+    assert_eq!(super::forks::last_customer_message(&json!({})), "");
+    let step = cp(1, "agent", state, 0);
+    let plain = {
+        let step = step.clone();
+        render(move || {
+            view! { <StepItem checkpoint=step before=None next="tools".to_string()/> }.into_any()
+        })
+    };
+    assert!(!plain.contains("fork-here"), "{plain}");
+    let offered = {
+        let step = step.clone();
+        render(move || {
+            provide_context(super::forks::ForkTarget(RwSignal::new(None)));
+            view! { <StepItem checkpoint=step before=None next="tools".to_string()/> }.into_any()
+        })
+    };
+    assert!(offered.contains("fork-here"), "{offered}");
+    // Not at the step the turn ended at.
+    let at_end = render(move || {
+        provide_context(super::forks::ForkTarget(RwSignal::new(None)));
+        view! { <StepItem checkpoint=step before=None next="END".to_string()/> }.into_any()
+    });
+    assert!(!at_end.contains("fork-here"), "{at_end}");
+}
+
+#[test]
+fn fork_deltas_read_as_signed_numbers() {
+    use super::compare::{cost_delta, signed};
+    assert_eq!(signed(12, "tokens"), "+12 tokens");
+    assert_eq!(signed(-300, "ms"), "−300 ms");
+    assert_eq!(signed(0, "ms"), "±0 ms");
+    assert_eq!(cost_delta(None), "— (no price)");
+    assert_eq!(cost_delta(Some(0.0)), "±$0");
+    assert_eq!(cost_delta(Some(-0.0125)), "−$0.0125");
+}
