@@ -843,7 +843,7 @@ async fn seed_004_chain_over_sse(pool: SqlitePool) {
 
     let first = stream.until_final().await;
     let k = kinds(&first);
-    assert_eq!(k[0], "turn_start", "{k:?}");
+    assert_eq!(k[..2], ["message", "turn_start"], "{k:?}");
     assert!(
         position(&first, "node_start", None) < position(&first, "tool_start", Some("order_query"))
     );
@@ -934,7 +934,10 @@ async fn chat_stream_ends_with_final(pool: SqlitePool) {
             .unwrap(),
     );
     let events = stream.until_final().await;
-    assert_eq!(events[0].event, "turn_start");
+    // The stored customer message first, then the turn, on one sequence.
+    assert_eq!(events[0].event, "message");
+    assert_eq!(events[0].data["message"]["role"], "customer");
+    assert_eq!(events[1].event, "turn_start");
     assert!(events.iter().any(|e| e.event == "llm_token"));
     assert!(stream.next().await.is_none(), "the stream ends after final");
     let reply = events.last().unwrap().data["trace"]["reply"]

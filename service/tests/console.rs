@@ -335,8 +335,12 @@ async fn conversations_are_created_listed_and_sent_to(pool: SqlitePool) {
         .expect("a turn started");
     let seen = until_final(&mut events).await;
     assert_eq!(final_trace(&seen).graph_execution_id, id);
+    // The customer's message as stored is the run's first event.
     assert!(
-        matches!(&seen[0], AgentEvent::TurnStart { graph_execution_id, .. } if *graph_execution_id == id)
+        matches!(&seen[0], AgentEvent::Message { message } if message.content == "What is your return policy?" && message.id > 0)
+    );
+    assert!(
+        matches!(&seen[1], AgentEvent::TurnStart { graph_execution_id, .. } if *graph_execution_id == id)
     );
     let list = console.list_conversations().await.unwrap();
     assert_eq!(list[0].session_id, created.session_id);
