@@ -14,6 +14,12 @@ test("the pending count rises live in a supervisor's header and tab title; an in
   // data-count is empty until the live count has loaded.
   await expect(count).toHaveAttribute("data-count", /^\d+$/);
   const before = Number(await count.getAttribute("data-count"));
+  // The supervisor turns the sound on (kept for the next page).
+  const sound = supervisor.getByTestId("sound-toggle");
+  await expect(sound).toHaveAttribute("aria-pressed", "false");
+  await sound.click();
+  await expect(sound).toHaveAttribute("aria-pressed", "true");
+  expect(await supervisor.evaluate(() => localStorage.getItem("aics.sound-approvals"))).toBe("1");
 
   const agent = await signedInPage(browser, "agent");
   const sessionId = await newConversation(agent);
@@ -26,6 +32,8 @@ test("the pending count rises live in a supervisor's header and tab title; an in
   await expect(count).toHaveAttribute("data-count", String(before + 1));
   await expect(count).toHaveText(String(before + 1));
   await expect(supervisor).toHaveTitle(new RegExp(`^\\(${before + 1}\\) aics`));
+  // …and chimed once for the new approval.
+  await expect(sound).toHaveAttribute("data-chimes", "1");
 
   // The supervisor opens the conversation and files it properly.
   await supervisor.goto(`/c/${sessionId}`);

@@ -8,11 +8,14 @@
 //! - [`decided`]: the table of recent decisions.
 //! - [`deadline`]: a card's deadline and its countdown.
 //! - `keys`: the page's keyboard (`j`/`k`, `a`, `r`).
-//! - [`notify`]: the header's live count, tab title and desktop notices.
+//! - [`notify`]: the header's live count, tab title, desktop notices and
+//!   the optional sound (`chime`, browser only).
 //! - [`api`]: the server functions.
 
 pub mod api;
 mod card;
+#[cfg(feature = "hydrate")]
+mod chime;
 pub mod deadline;
 mod decided;
 mod keys;

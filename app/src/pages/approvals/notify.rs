@@ -1,8 +1,8 @@
 //! The supervisors' notice of waiting approvals, in the header of every
 //! page: a live count beside "Approvals", the count in the tab title
-//! ("(3) aics …"), and optional desktop notifications (the Notifications
+//! ("(3) aics …"), optional desktop notifications (the Notifications
 //! API, asked for once when the supervisor turns them on; the choice is kept
-//! in localStorage). The server renders the same placeholder the first
+//! in localStorage) and an optional sound (`super::chime`). The server renders the same placeholder the first
 //! client render shows; everything after that happens in Effects, in the
 //! browser only.
 
@@ -28,6 +28,9 @@ const NOTIFY_KEY: &str = "aics.notify-approvals";
 pub fn PendingNotice() -> impl IntoView {
     let count = RwSignal::new(None::<i64>);
     let notify = RwSignal::new(false);
+    let sound = RwSignal::new(false);
+    // How many chimes this page played: what a test can see of a sound.
+    let chimes = RwSignal::new(0u32);
 
     #[cfg(feature = "hydrate")]
     {
@@ -45,6 +48,7 @@ pub fn PendingNotice() -> impl IntoView {
         let stream = StoredValue::new_local(None::<EventStream>);
         Effect::new(move |_| {
             notify.set(stored_choice() && permission_granted());
+            sound.set(super::chime::stored());
             let on_event = move |event: AgentEvent| {
                 if let AgentEvent::ApprovalRequired {
                     tool, session_id, ..
@@ -52,6 +56,10 @@ pub fn PendingNotice() -> impl IntoView {
                 {
                     if notify.get_untracked() {
                         desktop_notice(tool, session_id);
+                    }
+                    if sound.get_untracked() {
+                        super::chime::play();
+                        chimes.update(|n| *n += 1);
                     }
                 }
                 refresh();
@@ -79,6 +87,17 @@ pub fn PendingNotice() -> impl IntoView {
             remember(on);
         }
         notify.set(on);
+    };
+    let toggle_sound = move |_| {
+        let on = !sound.get_untracked();
+        #[cfg(feature = "hydrate")]
+        {
+            if on {
+                super::chime::unlock();
+            }
+            super::chime::remember(on);
+        }
+        sound.set(on);
     };
     let shown = move || count.get().filter(|n| *n > 0);
     view! {
@@ -109,6 +128,22 @@ pub fn PendingNotice() -> impl IntoView {
         >
             <span aria-hidden="true">{move || if notify.get() { "🔔" } else { "🔕" }}</span>
             <span class="sr-only">"Desktop notifications"</span>
+        </button>
+        <button
+            type="button"
+            data-testid="sound-toggle"
+            data-chimes=move || chimes.get().to_string()
+            aria-pressed=move || sound.get().to_string()
+            title=move || if sound.get() {
+                "A sound for new approvals: on"
+            } else {
+                "A sound for new approvals: off"
+            }
+            class="rounded-md px-1.5 py-1 text-xs text-slate-500 hover:bg-slate-100 aria-[pressed=true]:text-indigo-700"
+            on:click=toggle_sound
+        >
+            <span aria-hidden="true">{move || if sound.get() { "🔊" } else { "🔈" }}</span>
+            <span class="sr-only">"Sound for new approvals"</span>
         </button>
     }
     .into_any()
