@@ -56,7 +56,7 @@ test("the reply streams in token by token, the timeline and trace show the turn,
   await expect(checkpoints.first()).toBeVisible();
   expect(await checkpoints.count()).toBeGreaterThan(3);
   await expect(page.getByTestId("checkpoint-node")).toContainText(["init_state"]);
-  await checkpoints.first().getByTestId("step-details").locator("> summary").click();
+  await checkpoints.first().getByTestId("step-details").locator(":scope > summary").click();
   await checkpoints.first().getByText("Whole state").click();
   await expect(checkpoints.first().getByTestId("checkpoint-state")).toBeVisible();
 });
