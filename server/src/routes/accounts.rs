@@ -5,9 +5,8 @@
 use aics_service::{AuditQuery, Console};
 use aics_types::{Account, AuditEntry, IssuedPassword, NewAccount, UserInfo};
 use axum::extract::State;
-use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Extension, Router};
 use serde::Deserialize;
@@ -135,16 +134,5 @@ async fn audit_csv(
     let csv = console
         .audit_csv(&user, &params.query(aics_service::audit::MAX_AUDIT_LINES))
         .await?;
-    let name = format!(
-        "attachment; filename=\"aics-audit-{}.csv\"",
-        chrono::Utc::now().format("%Y%m%d-%H%M%S")
-    );
-    Ok((
-        [
-            (CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
-            (CONTENT_DISPOSITION, name),
-        ],
-        csv,
-    )
-        .into_response())
+    Ok(crate::routes::csv_download("audit", csv))
 }

@@ -3,7 +3,6 @@
 use aics_service::{Console, ServiceError};
 use aics_types::{Approval, ApprovalDecision, UserInfo};
 use axum::extract::State;
-use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Router};
@@ -84,18 +83,7 @@ async fn export_csv(
             q.to.as_deref(),
         )
         .await?;
-    let name = format!(
-        "attachment; filename=\"aics-approvals-{}.csv\"",
-        chrono::Utc::now().format("%Y%m%d-%H%M%S")
-    );
-    Ok((
-        [
-            (CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
-            (CONTENT_DISPOSITION, name),
-        ],
-        csv,
-    )
-        .into_response())
+    Ok(crate::routes::csv_download("approvals", csv))
 }
 
 async fn one(

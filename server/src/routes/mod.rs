@@ -90,3 +90,21 @@ pub fn last_event_id(headers: &axum::http::HeaderMap) -> Option<String> {
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
 }
+
+/// A CSV export as a download named `aics-{stem}-{UTC time}.csv`.
+pub fn csv_download(stem: &str, csv: String) -> axum::response::Response {
+    use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
+    use axum::response::IntoResponse;
+    let name = format!(
+        "attachment; filename=\"aics-{stem}-{}.csv\"",
+        chrono::Utc::now().format("%Y%m%d-%H%M%S")
+    );
+    (
+        [
+            (CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
+            (CONTENT_DISPOSITION, name),
+        ],
+        csv,
+    )
+        .into_response()
+}
