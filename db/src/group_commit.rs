@@ -8,15 +8,22 @@
 //! transaction commits (or failed). A checkpoint is therefore as durable
 //! when its caller hears back as if it had been written alone, which keeps
 //! the engine's `sync` mode honest, while the commits — the expensive part
-//! of a small write — are shared. Under no load a batch is one caller's
-//! write and nothing waits for company; under load the queue fills while
-//! the previous batch commits.
+//! of a small write — are shared. Under load the queue fills while the
+//! previous batch commits.
+//!
+//! Under no load there is nothing to share: a caller that finds the writer
+//! idle and nothing queued writes its rows itself, holding the writer's
+//! slot, which saves the hop to the writer task and back (a sequential run
+//! on SQLite is bound by that hop). The writer takes the same slot before
+//! each batch, so a direct write and a batch never overlap. A run has at
+//! most one write in flight (aics_graph's durability modes), so its own
+//! writes stay in order whichever way each one goes.
 //!
 //! A failed batch is retried caller by caller, so one caller's bad row (say
 //! a state PostgreSQL's `jsonb` refuses) fails that caller alone. Each
 //! caller's rows are written all or none, in the order given.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use aics_graph::Checkpoint;
@@ -43,8 +50,10 @@ struct Job {
 pub struct WriterStats {
     /// Callers' writes handed over.
     pub jobs: u64,
-    /// Transactions committed (or tried).
+    /// Transactions committed (or tried), direct writes included.
     pub batches: u64,
+    /// Of `jobs`, those written by their caller, the writer being idle.
+    pub direct: u64,
     /// Checkpoints written.
     pub rows: u64,
 }
@@ -53,7 +62,10 @@ pub struct WriterStats {
 struct Counters {
     jobs: AtomicU64,
     batches: AtomicU64,
+    direct: AtomicU64,
     rows: AtomicU64,
+    /// Jobs handed to the writer that it has not yet taken.
+    queued: AtomicUsize,
 }
 
 /// The writer of one database's checkpoints. Cheap to clone; clones share
@@ -62,6 +74,9 @@ struct Counters {
 pub(crate) struct GroupCommit {
     db: Database,
     queue: Arc<Mutex<Option<mpsc::UnboundedSender<Job>>>>,
+    /// Held by whoever writes: the writer for a batch, or a caller writing
+    /// directly.
+    slot: Arc<tokio::sync::Mutex<()>>,
     counters: Arc<Counters>,
 }
 
@@ -79,6 +94,7 @@ impl GroupCommit {
         Self {
             db,
             queue: Arc::default(),
+            slot: Arc::default(),
             counters: Arc::default(),
         }
     }
@@ -87,6 +103,7 @@ impl GroupCommit {
         WriterStats {
             jobs: self.counters.jobs.load(Ordering::Relaxed),
             batches: self.counters.batches.load(Ordering::Relaxed),
+            direct: self.counters.direct.load(Ordering::Relaxed),
             rows: self.counters.rows.load(Ordering::Relaxed),
         }
     }
@@ -96,6 +113,19 @@ impl GroupCommit {
     pub(crate) async fn write(&self, rows: Vec<Checkpoint>) -> Result<(), DbError> {
         if rows.is_empty() {
             return Ok(());
+        }
+        if self.counters.queued.load(Ordering::Acquire) == 0 {
+            if let Ok(_slot) = self.slot.try_lock() {
+                self.counters.jobs.fetch_add(1, Ordering::Relaxed);
+                self.counters.direct.fetch_add(1, Ordering::Relaxed);
+                self.counters.batches.fetch_add(1, Ordering::Relaxed);
+                let all: Vec<&Checkpoint> = rows.iter().collect();
+                insert(&self.db, &all).await?;
+                self.counters
+                    .rows
+                    .fetch_add(rows.len() as u64, Ordering::Relaxed);
+                return Ok(());
+            }
         }
         let (done, answer) = oneshot::channel();
         self.enqueue(Job { rows, done });
@@ -113,6 +143,7 @@ impl GroupCommit {
     fn enqueue(&self, job: Job) {
         let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
         self.counters.jobs.fetch_add(1, Ordering::Relaxed);
+        self.counters.queued.fetch_add(1, Ordering::AcqRel);
         let job = match queue.as_ref() {
             Some(q) => match q.send(job) {
                 Ok(()) => return,
@@ -123,15 +154,28 @@ impl GroupCommit {
         let (tx, rx) = mpsc::unbounded_channel();
         // Just made, with its receiver alive: this send cannot fail.
         let _ = tx.send(job);
-        tokio::spawn(run(self.db.clone(), rx, self.counters.clone()));
+        tokio::spawn(run(
+            self.db.clone(),
+            rx,
+            self.slot.clone(),
+            self.counters.clone(),
+        ));
         *queue = Some(tx);
     }
 }
 
 /// The writer: a batch at a time until every handle is gone.
-async fn run(db: Database, mut queue: mpsc::UnboundedReceiver<Job>, counters: Arc<Counters>) {
+async fn run(
+    db: Database,
+    mut queue: mpsc::UnboundedReceiver<Job>,
+    slot: Arc<tokio::sync::Mutex<()>>,
+    counters: Arc<Counters>,
+) {
     let mut batch: Vec<Job> = Vec::new();
     while let Some(first) = queue.recv().await {
+        // A caller writing directly finishes first; what queued meanwhile
+        // joins this batch.
+        let _slot = slot.lock().await;
         let mut rows = first.rows.len();
         batch.push(first);
         while rows < ROWS_PER_BATCH {
@@ -143,6 +187,7 @@ async fn run(db: Database, mut queue: mpsc::UnboundedReceiver<Job>, counters: Ar
                 Err(_) => break,
             }
         }
+        counters.queued.fetch_sub(batch.len(), Ordering::AcqRel);
         counters.batches.fetch_add(1, Ordering::Relaxed);
         let all: Vec<&Checkpoint> = batch.iter().flat_map(|j| &j.rows).collect();
         match insert(&db, &all).await {

@@ -22,8 +22,8 @@ pub use takeover::*;
 
 mod writes;
 pub use writes::{
-    a_turn_begins_all_at_once_or_not_at_all, group_commit_fails_only_the_caller_whose_row_fails,
-    group_commit_keeps_every_callers_write,
+    a_turn_begins_all_at_once_or_not_at_all, an_idle_writer_lets_its_caller_write_directly,
+    group_commit_fails_only_the_caller_whose_row_fails, group_commit_keeps_every_callers_write,
 };
 
 /// A migrated and seeded database.

@@ -136,6 +136,48 @@ pub async fn group_commit_keeps_every_callers_write(db: Database) {
     );
 }
 
+/// One run writing alone finds the writer idle every time: it writes its
+/// rows itself (no hop to the writer task), each visible when its call
+/// returns; and a direct write held by a lock makes the callers behind it
+/// queue for the writer, who batches them once the direct write is done.
+pub async fn an_idle_writer_lets_its_caller_write_directly(db: Database) {
+    let cp = Arc::new(SqlCheckpointer::new(db.clone()));
+    for step in 0..5 {
+        let r = row("alone", step, json!({"step": step}));
+        let id = r.checkpoint_id.clone();
+        cp.put_owned(r).await.expect("put");
+        let latest = db.latest_checkpoint("alone").await.expect("read");
+        assert_eq!(latest.map(|c| c.checkpoint_id), Some(id));
+    }
+    let stats = cp.writer_stats();
+    assert_eq!(
+        (stats.jobs, stats.direct, stats.rows),
+        (5, 5, 5),
+        "{stats:?}"
+    );
+
+    let blocker = block_writes(&db).await;
+    let mut callers = Vec::new();
+    for caller in 0..8 {
+        let cp = cp.clone();
+        callers.push(tokio::spawn(async move {
+            cp.put_owned(row(&format!("behind-{caller}"), 0, json!({})))
+                .await
+        }));
+    }
+    queued(&cp, 5 + 8).await;
+    release(blocker).await;
+    for caller in callers {
+        caller.await.expect("a caller").expect("written");
+    }
+    let stats = cp.writer_stats();
+    assert_eq!(stats.rows, 13);
+    // At most one of the eight wrote directly (the first, held by the
+    // lock); the others shared the writer's next batch.
+    assert!(stats.direct <= 6, "{stats:?}");
+    assert!(stats.batches <= 5 + 2, "{stats:?}");
+}
+
 /// A batch that fails is written caller by caller: a row PostgreSQL's
 /// `jsonb` refuses (a NUL character) fails its own caller, never the
 /// others that shared its batch. (SQLite stores it like any text.)
