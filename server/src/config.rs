@@ -900,6 +900,9 @@ impl Settings {
             cookie_secure: self.secure_transport(DEFAULT_ADDR),
             throttle: self.throttle()?,
             streams_per_user: self.http.streams_per_user.max(1),
+            api_streams: u32::try_from(self.http.max_connections)
+                .unwrap_or(u32::MAX)
+                .max(1),
             lease,
             sweep_interval,
             durability,

@@ -42,8 +42,12 @@ pub struct ConsoleConfig {
     pub cookie_secure: bool,
     /// How failed sign-ins slow down and lock.
     pub throttle: ThrottlePolicy,
-    /// Open event streams per user (on this instance).
+    /// Open event streams per person (on this instance).
     pub streams_per_user: u32,
+    /// Open event streams of the API token's integration (on this
+    /// instance): one client carrying many customers' turns, bounded by
+    /// the connection limit rather than by a person's tab count.
+    pub api_streams: u32,
     /// How often ended sessions and quiet sign-in counts are deleted.
     pub purge_every: Duration,
     /// How many earlier messages a turn sees.
@@ -88,6 +92,7 @@ impl Default for ConsoleConfig {
             cookie_secure: false,
             throttle: ThrottlePolicy::default(),
             streams_per_user: 16,
+            api_streams: 1024,
             purge_every: Duration::from_secs(600),
             history_messages: 20,
             lease: Duration::from_secs(30),

@@ -76,9 +76,16 @@ impl Drop for StreamPermit {
 
 impl Console {
     /// A place for one more event stream of `user`, or 429 when they have
-    /// [`crate::ConsoleConfig::streams_per_user`] open already.
+    /// [`crate::ConsoleConfig::streams_per_user`] open already (the API
+    /// token: [`crate::ConsoleConfig::api_streams`]).
     pub fn open_stream(&self, user: &UserInfo) -> Result<StreamPermit, ServiceError> {
-        let cap = self.inner.config.streams_per_user.max(1);
+        let config = &self.inner.config;
+        let cap = if user.username == crate::auth::API_USER {
+            config.api_streams
+        } else {
+            config.streams_per_user
+        }
+        .max(1);
         let limiter = self.inner.streams.clone();
         let mut users = limiter.lock();
         let entry = users

@@ -602,6 +602,7 @@ async fn stream_cap_and_revocation(db: Database) {
         db,
         ConsoleConfig {
             streams_per_user: 2,
+            api_streams: 3,
             ..ConsoleConfig::for_tests()
         },
     )
@@ -621,6 +622,15 @@ async fn stream_cap_and_revocation(db: Database) {
     // After the revocation the user starts with a fresh count.
     let _a = console.open_stream(&agent()).unwrap();
     let _b = console.open_stream(&agent()).unwrap();
+    // The API token's integration carries many customers' streams: its
+    // own cap, not a person's.
+    let api = UserInfo {
+        username: "api".into(),
+        role: Role::Supervisor,
+    };
+    let held: Vec<_> = (0..3).map(|_| console.open_stream(&api).unwrap()).collect();
+    assert_eq!(console.open_stream(&api).unwrap_err().status_code(), 429);
+    drop(held);
 }
 
 async fn audit_log_reads_and_exports(db: Database) {
