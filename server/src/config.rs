@@ -988,7 +988,10 @@ impl Settings {
             if !(cfg.base_url.starts_with("http://") || cfg.base_url.starts_with("https://")) {
                 return Err(invalid(
                     KEY,
-                    format!("{name}: expected an http(s) base_url, found {:?}", cfg.base_url),
+                    format!(
+                        "{name}: expected an http(s) base_url, found {:?}",
+                        cfg.base_url
+                    ),
                 ));
             }
             if cfg.model.trim().is_empty() {

@@ -285,7 +285,11 @@ fn invalid_settings_name_their_key() {
             vec![],
             "llm.providers",
         ),
-        ("[llm.providers.\"a b\"]\nkind = \"demo\"", vec![], "llm.providers"),
+        (
+            "[llm.providers.\"a b\"]\nkind = \"demo\"",
+            vec![],
+            "llm.providers",
+        ),
     ] {
         let message = error_of(toml, &env);
         assert!(message.contains(key), "{key:?} not named in: {message}");

@@ -136,9 +136,7 @@ impl Providers {
     pub(crate) fn build(config: &ConsoleConfig) -> Result<Self, ServiceError> {
         let mut configs = config.providers.clone();
         configs.insert(config.provider_name.clone(), config.provider.clone());
-        configs
-            .entry("demo".into())
-            .or_insert(ProviderConfig::Demo);
+        configs.entry("demo".into()).or_insert(ProviderConfig::Demo);
         let mut by_name = BTreeMap::new();
         for (name, provider) in configs {
             let model = build_model(config, &name, &provider)?;
@@ -280,10 +278,7 @@ pub async fn probe(config: &OpenAiConfig, timeout: Duration) -> Probe {
     let response = match client.get(&url).headers(headers).send().await {
         Ok(r) => r,
         Err(e) if e.is_timeout() => {
-            return Probe::unreachable(format!(
-                "no answer within {} s",
-                timeout.as_secs_f32()
-            ))
+            return Probe::unreachable(format!("no answer within {} s", timeout.as_secs_f32()))
         }
         Err(e) if e.is_connect() => return Probe::unreachable("could not connect".into()),
         Err(e) => return Probe::unreachable(e.without_url().to_string()),
