@@ -170,10 +170,12 @@ fn ForkForm(
         let turn_model = turn_model.clone();
         leptos::task::spawn_local(async move {
             if let Ok(list) = crate::session::api::list_providers().await {
-                if let Some(name) = preselected(&list, &turn_model) {
+                // The options first, then the choice among them.
+                let choice = preselected(&list, &turn_model);
+                providers.set(list);
+                if let Some(name) = choice {
                     provider.set(name);
                 }
-                providers.set(list);
             }
         })
     });
