@@ -260,8 +260,9 @@ impl Console {
     }
 
     /// Runs the fork seeded by `seed` on `provider`'s agent in a task,
-    /// within [`FORK_TIMEOUT`], and stores how it ended (priced with the
-    /// provider's price table); a panic in the run ends it as failed.
+    /// within [`FORK_TIMEOUT`], and stores how it ended (each LLM call priced
+    /// with the price table of the provider that made it); a panic in the
+    /// run ends it as failed.
     fn spawn_fork(
         &self,
         seed: Checkpoint,
@@ -295,7 +296,7 @@ impl Console {
             };
             let ended = match run.await {
                 Ok(Ok(Ok(mut trace))) => {
-                    provider.price(&mut trace);
+                    inner.providers.price_fork(&provider, &mut trace);
                     inner.db.finish_studio_run(&id, &trace).await
                 }
                 Ok(Ok(Err(e))) => {

@@ -273,6 +273,48 @@ async fn a_fork_runs_on_another_provider(db: Database) {
         trace.llm_call_records.len()
     );
 
+    // From a later step, the calls the fork inherited stay the demo
+    // model's (at its zero price); its own are the stub's.
+    let checkpoints = console.turn_detail(&gid).await.unwrap().checkpoints;
+    let after_a_call = checkpoints
+        .iter()
+        .find(|c| {
+            c.node == "agent"
+                && c.state["llm_call_records"]
+                    .as_array()
+                    .is_some_and(|r| !r.is_empty())
+        })
+        .unwrap();
+    let later = console
+        .fork_turn(
+            &supervisor(),
+            &gid,
+            &ForkRequest {
+                checkpoint_id: after_a_call.checkpoint_id.clone(),
+                provider: Some("stub".into()),
+                ..ForkRequest::default()
+            },
+        )
+        .await
+        .unwrap();
+    let later = ended(&console, &later.id).await;
+    assert_eq!(later.state, StudioRunState::Done, "{:?}", later.error);
+    let trace = later.trace.unwrap();
+    assert_eq!(trace.reply, stub::REPLY);
+    let models: Vec<&str> = trace
+        .llm_call_records
+        .iter()
+        .map(|c| c.model.as_str())
+        .collect();
+    assert_eq!(models.first(), Some(&"demo"), "{models:?}");
+    assert_eq!(models.last(), Some(&"openai:stub-model"), "{models:?}");
+    for call in &trace.llm_call_records {
+        let expected = if call.model == "demo" { 0.0 } else { 0.002 };
+        assert!((call.cost_usd.unwrap() - expected).abs() < 1e-9, "{call:?}");
+    }
+    let stub_calls = models.iter().filter(|m| **m != "demo").count() as f64;
+    assert!((trace.cost_usd.unwrap() - 0.002 * stub_calls).abs() < 1e-9);
+
     // Without a provider, the fork runs on the turn's (the demo model).
     let same = console
         .fork_turn(
@@ -320,7 +362,7 @@ async fn a_fork_runs_on_another_provider(db: Database) {
     );
     assert_eq!(console.list_turns(sid).await.unwrap().len(), 1);
     let listed = console.list_forks(&supervisor(), &gid).await.unwrap();
-    assert_eq!(listed.len(), 2);
+    assert_eq!(listed.len(), 3);
 }
 
 #[sqlx::test(migrations = false)]
