@@ -272,3 +272,28 @@ fn WaitingForHuman() -> impl IntoView {
         </span>
     }
 }
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use leptos::prelude::*;
+
+    use super::ModelInfoPill;
+
+    /// The server renders the placeholder the hydrating page renders too:
+    /// a grey dot and "checking", the providers not fetched yet.
+    #[test]
+    fn the_model_pill_renders_its_placeholder_on_the_server() {
+        let model = aics_types::ModelInfo {
+            provider: "demo".into(),
+            model: "demo".into(),
+            engine: "graph".into(),
+            max_tool_loops: 5,
+        };
+        let owner = Owner::new();
+        let html = owner.with(|| view! { <ModelInfoPill model/> }.to_html());
+        assert!(html.contains(r#"data-reachability="checking""#), "{html}");
+        assert!(html.contains("bg-slate-300"), "{html}");
+        assert!(html.contains("provider status: checking"), "{html}");
+        assert!(html.contains("demo · graph"), "{html}");
+    }
+}
