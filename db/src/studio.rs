@@ -22,6 +22,8 @@ pub struct NewStudioRun<'a> {
     pub message: Option<&'a str>,
     pub engine: Option<&'a str>,
     pub protocol: Option<&'a str>,
+    /// The provider the fork runs on.
+    pub provider: Option<&'a str>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -35,6 +37,7 @@ struct StudioRow {
     message: Option<String>,
     engine: Option<String>,
     protocol: Option<String>,
+    provider: Option<String>,
     trace: Option<Json<ChatTurnTraceResult>>,
     error: Option<String>,
     finished_at: Option<Timestamp>,
@@ -54,6 +57,7 @@ impl TryFrom<StudioRow> for StudioRun {
             message: r.message,
             engine: r.engine,
             protocol: r.protocol,
+            provider: r.provider,
             trace: r.trace.map(|t| t.0),
             error: r.error,
             finished_at: r.finished_at,
@@ -62,7 +66,7 @@ impl TryFrom<StudioRow> for StudioRun {
 }
 
 const COLUMNS: &str = "id, source_graph_execution_id, source_checkpoint_id, created_by, \
-     created_at, state, message, engine, protocol, trace, error, finished_at";
+     created_at, state, message, engine, protocol, provider, trace, error, finished_at";
 
 impl Database {
     /// Records a fork as `running`.
@@ -70,8 +74,8 @@ impl Database {
     pub async fn insert_studio_run(&self, run: &NewStudioRun<'_>) -> Result<StudioRun, DbError> {
         let sql = format!(
             "INSERT INTO studio_runs (id, source_graph_execution_id, source_checkpoint_id, \
-             created_by, created_at, state, message, engine, protocol) \
-             VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8) RETURNING {COLUMNS}"
+             created_by, created_at, state, message, engine, protocol, provider) \
+             VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8, $9) RETURNING {COLUMNS}"
         );
         let row = with_pool!(self, pool => sqlx::query_as::<_, StudioRow>(&sql)
             .bind(run.id)
@@ -82,6 +86,7 @@ impl Database {
             .bind(run.message)
             .bind(run.engine)
             .bind(run.protocol)
+            .bind(run.provider)
             .fetch_one(pool)
             .await?);
         row.try_into()

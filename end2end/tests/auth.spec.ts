@@ -42,6 +42,8 @@ test("an agent signs in, sees the model and no approvals link, and signs out", a
   await page.reload();
   await expect(page.getByTestId("user-role")).toHaveText("agent");
   await hydrated(page);
+  // The header's dot: the default provider, fetched after mount.
+  await expect(page.getByTestId("model-info")).toHaveAttribute("data-reachability", "demo");
   await page.getByTestId("sign-out").click();
   await expect(page).toHaveURL(/\/login$/);
   await page.goto("/");

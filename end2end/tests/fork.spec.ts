@@ -19,12 +19,15 @@ test("a supervisor forks a turn from a step with an edited message and sees both
   const form = page.getByTestId("fork-form");
   await expect(form.getByTestId("fork-message")).toHaveValue("Where is my order ORD-123?");
   await form.getByTestId("fork-message").fill("Where is my order ORD-456?");
+  // The turn's provider is preselected (the demo model, the only one here).
+  await expect(form.getByTestId("fork-provider")).toHaveValue("demo");
   await form.getByTestId("fork-protocol").selectOption("json_plan");
   await form.getByTestId("fork-start").click();
 
   const fork = page.getByTestId("fork").first();
   await expect(fork).toHaveAttribute("data-state", "done", { timeout: 20_000 });
   await expect(fork.getByTestId("fork-edit")).toContainText("ORD-456");
+  await expect(fork.getByTestId("fork-provider-name")).toContainText("provider demo");
   await expect(fork.getByTestId("fork-chain")).toContainText("order_query");
   await expect(fork.getByTestId("fork-reply-diff")).not.toBeEmpty();
   await expect(fork.getByTestId("fork-tokens")).toContainText("tokens");

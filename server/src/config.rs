@@ -134,7 +134,9 @@ fn redact_url(url: &str) -> String {
     }
 }
 
-/// `[llm]`: the named providers and the one in use.
+/// `[llm]`: the named providers and the one in use. Every named provider
+/// is built at start-up (forks may run on any); `provider` answers live
+/// turns.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct LlmSettings {
@@ -878,9 +880,11 @@ impl Settings {
             message: e.to_string(),
         })?;
         let (provider_name, provider) = self.provider()?;
+        let providers = self.providers()?;
         Ok(ConsoleConfig {
             provider_name,
             provider,
+            providers,
             engine,
             max_tool_loops,
             tool_timeout,
@@ -961,6 +965,43 @@ impl Settings {
             }
         }
         Ok((name, provider))
+    }
+
+    /// Every provider of `[llm.providers]`, each OpenAI-compatible one
+    /// checked (an http(s) base URL, a model). The default's overrides
+    /// (`llm.base-url`, …) apply to the default only ([`Self::provider`]);
+    /// the console puts it over its entry here.
+    fn providers(&self) -> Result<BTreeMap<String, ProviderConfig>, ConfigError> {
+        const KEY: &str = "llm.providers";
+        for (name, provider) in &self.llm.providers {
+            let well_formed = !name.is_empty()
+                && name.len() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            if !well_formed {
+                return Err(invalid(
+                    KEY,
+                    format!("{name:?}: a provider's name is 1-64 letters, digits, '-', '_' or '.'"),
+                ));
+            }
+            let ProviderConfig::Openai(cfg) = provider else {
+                continue;
+            };
+            if !(cfg.base_url.starts_with("http://") || cfg.base_url.starts_with("https://")) {
+                return Err(invalid(
+                    KEY,
+                    format!(
+                        "{name}: expected an http(s) base_url, found {:?}",
+                        cfg.base_url
+                    ),
+                ));
+            }
+            if cfg.model.trim().is_empty() {
+                return Err(invalid(KEY, format!("{name}: name the model to call")));
+            }
+        }
+        Ok(self.llm.providers.clone())
     }
 }
 

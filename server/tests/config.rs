@@ -180,6 +180,60 @@ fn named_providers_and_the_active_one() {
 }
 
 #[test]
+fn several_providers_are_all_configured_and_one_is_the_default() {
+    let toml = r#"
+        [llm]
+        provider = "local"
+        model = "qwen2.5-7b"
+        [llm.providers.local]
+        kind = "openai"
+        base_url = "http://127.0.0.1:8000/v1"
+        model = "smollm2-135m"
+        protocol = "json_plan"
+        [llm.providers.cloud]
+        kind = "openai"
+        base_url = "https://api.openai.com/v1"
+        model = "gpt-4o-mini"
+        api_key = "sk-cloud-secret"
+        price = { prompt_per_1k = 0.00015, completion_per_1k = 0.0006 }
+        [llm.providers.offline]
+        kind = "demo"
+    "#;
+    let c = load(toml, &[]).unwrap().console_config().unwrap();
+    assert_eq!(c.provider_name, "local");
+    // The overrides of `[llm]` apply to the default only.
+    assert_eq!(c.provider.model_name(), "openai:qwen2.5-7b");
+    let names: Vec<&str> = c.providers.keys().map(String::as_str).collect();
+    assert_eq!(names, ["cloud", "local", "offline"]);
+    match &c.providers["cloud"] {
+        ProviderConfig::Openai(cfg) => {
+            assert_eq!(cfg.model, "gpt-4o-mini");
+            assert_eq!(cfg.price.unwrap().completion_per_1k, 0.0006);
+            assert_eq!(cfg.api_key.as_deref(), Some("sk-cloud-secret"));
+        }
+        other => panic!("expected openai, got {other:?}"),
+    }
+    assert_eq!(c.providers["offline"], ProviderConfig::Demo);
+    // No secret in the configuration's Debug.
+    let printed = format!("{c:?}");
+    assert!(!printed.contains("sk-cloud-secret"), "{printed}");
+    // Another default, the same providers.
+    let c = load(toml, &[("AICS_LLM_PROVIDER", "cloud")])
+        .unwrap()
+        .console_config()
+        .unwrap();
+    assert_eq!(c.provider_name, "cloud");
+    assert_eq!(c.providers.len(), 3);
+    // With no file, none besides the default demo.
+    assert!(load("", &[])
+        .unwrap()
+        .console_config()
+        .unwrap()
+        .providers
+        .is_empty());
+}
+
+#[test]
 fn invalid_settings_name_their_key() {
     for (toml, env, key) in [
         ("", vec![("AICS_ENGINE", "loop")], "orchestration.engine"),
@@ -221,6 +275,21 @@ fn invalid_settings_name_their_key() {
             "max-tool-loops",
         ),
         ("[llm.providers.x]\nkind = \"nope\"", vec![], "kind"),
+        (
+            "[llm.providers.x]\nkind = \"openai\"\nbase_url = \"ftp://x\"\nmodel = \"m\"",
+            vec![],
+            "llm.providers",
+        ),
+        (
+            "[llm.providers.x]\nkind = \"openai\"\nmodel = \" \"",
+            vec![],
+            "llm.providers",
+        ),
+        (
+            "[llm.providers.\"a b\"]\nkind = \"demo\"",
+            vec![],
+            "llm.providers",
+        ),
     ] {
         let message = error_of(toml, &env);
         assert!(message.contains(key), "{key:?} not named in: {message}");

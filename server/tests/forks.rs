@@ -1,6 +1,7 @@
 //! The forks routes through the router (`oneshot`) on a fresh SQLite
 //! database: 202 with the fork's id, the list and the one fork, 403 for
-//! agents, 400 for a malformed body.
+//! agents, 400 for a malformed body or an unknown provider; and
+//! `GET /api/providers` (any signed-in user, 401 without).
 
 #![allow(clippy::unwrap_used)]
 
@@ -135,6 +136,16 @@ async fn forks_over_http(pool: SqlitePool) {
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{value}");
 
+    let unknown = json!({"checkpointId": checkpoint, "provider": "nope"});
+    let (status, value, _) = call(&app, Method::POST, &forks, &boss, Some(unknown)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{value}");
+    assert!(
+        value["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("configured: demo")),
+        "{value}"
+    );
+
     let (status, value, _) = call(&app, Method::POST, &forks, &boss, Some(body)).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{value}");
     let id = value["id"].as_str().unwrap().to_owned();
@@ -152,6 +163,7 @@ async fn forks_over_http(pool: SqlitePool) {
     assert_eq!(fork["state"], "done", "{fork}");
     assert_eq!(fork["sourceGraphExecutionId"], gid.as_str());
     assert_eq!(fork["message"], "Where is my order ORD-456?");
+    assert_eq!(fork["provider"], "demo", "the turn's provider");
     assert!(fork["trace"]["reply"]
         .as_str()
         .is_some_and(|r| !r.is_empty()));
@@ -160,4 +172,21 @@ async fn forks_over_http(pool: SqlitePool) {
     assert_eq!(list.as_array().map(Vec::len), Some(1));
     let (status, _, _) = call(&app, Method::GET, "/api/forks/no-such-fork", &boss, None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[sqlx::test(migrations = false)]
+async fn providers_over_http(pool: SqlitePool) {
+    let (app, _console) = router(pool).await;
+    let (status, _, _) = call(&app, Method::GET, "/api/providers", "", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let agent = sign_in(&app, "agent", "agent-pass").await;
+    let (status, list, _) = call(&app, Method::GET, "/api/providers", &agent, None).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(list[0]["name"], "demo");
+    assert_eq!(list[0]["kind"], "demo");
+    assert_eq!(list[0]["isDefault"], true);
+    assert_eq!(list[0]["reachability"], "demo");
+    assert_eq!(list[0]["protocol"], "native");
 }

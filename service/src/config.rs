@@ -1,6 +1,7 @@
 //! What a [`crate::Console`] is built with. The server fills it from its
 //! TOML file and environment; tests build it directly.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use aics_agent::policy::ApprovalsConfig;
@@ -17,6 +18,10 @@ pub struct ConsoleConfig {
     pub provider_name: String,
     /// The active provider: the demo model or an OpenAI-compatible endpoint.
     pub provider: ProviderConfig,
+    /// Every configured provider by name (`[llm.providers]`), which forks
+    /// may run on. The default (`provider_name`, `provider`) is added, or
+    /// replaces the entry of its name; `demo` is always there.
+    pub providers: BTreeMap<String, ProviderConfig>,
     /// `graph` (the ReAct loop) or `linear` (one routed tool, then respond).
     pub engine: EngineKind,
     /// Tool steps per turn before the model must answer.
@@ -79,6 +84,7 @@ impl Default for ConsoleConfig {
         Self {
             provider_name: "demo".into(),
             provider: ProviderConfig::Demo,
+            providers: BTreeMap::new(),
             engine: EngineKind::Graph,
             max_tool_loops: DEFAULT_MAX_TOOL_LOOPS,
             tool_timeout: DEFAULT_TOOL_TIMEOUT,

@@ -39,6 +39,9 @@
 //! - `hub`: each conversation's live events, sequenced, with a replay
 //!   buffer; the approvals stream; the relay between instances.
 //! - [`metrics`]: the Prometheus series the service records.
+//! - `providers`: the provider registry — every configured provider built
+//!   at start-up, the default for live turns, the background reachability
+//!   probe.
 //! - `studio`: forks of a stored turn from one of its checkpoints, run
 //!   apart from the conversation with simulated side effects.
 //! - `housekeeping`: the periodic purge of ended sessions and quiet
@@ -61,6 +64,7 @@ mod deadlines;
 mod housekeeping;
 mod hub;
 mod overview;
+mod providers;
 mod studio;
 mod takeover;
 mod turns;
@@ -71,13 +75,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aics_agent::demo::{DemoConfig, DemoModel};
 use aics_agent::model::ChatModel;
 use aics_agent::policy::ApprovalPolicy;
 use aics_agent::tool::{Tool, ToolContext, ToolError, ToolRegistry};
-use aics_agent::{PlanProtocol, SupportAgent, SupportConfig};
+use aics_agent::{SupportAgent, SupportConfig};
 use aics_db::{Database, SqlCheckpointer, SqlMemoryStore};
-use aics_openai::{OpenAiCompatible, ProviderConfig};
+use aics_openai::ProviderConfig;
 use aics_types::ModelInfo;
 use async_trait::async_trait;
 use tokio::sync::Notify;
@@ -131,8 +134,10 @@ struct Inner {
     streams: Arc<streams::StreamLimiter>,
     /// The customer channel's message and start rates.
     chat_limits: channel::ChatLimits,
-    /// The agent the trace studio's forks run on.
+    /// The agents the trace studio's forks run on, one per provider.
     studio: studio::Studio,
+    /// Every configured provider; the default answers live turns.
+    providers: providers::Providers,
 }
 
 impl std::fmt::Debug for Console {
@@ -152,22 +157,9 @@ impl Console {
     /// that picks up the runs a dead process left.
     #[tracing::instrument(skip_all, fields(backend = db.backend(), provider = %config.provider_name))]
     pub async fn new(db: Database, config: ConsoleConfig) -> Result<Self, ServiceError> {
-        let (model, protocol): (Arc<dyn ChatModel>, PlanProtocol) = match &config.provider {
-            ProviderConfig::Demo => (
-                Arc::new(DemoModel::new(DemoConfig {
-                    token_delay: config.demo_token_delay,
-                    message_faults: config.demo_faults,
-                    ..DemoConfig::default()
-                })),
-                PlanProtocol::Native,
-            ),
-            ProviderConfig::Openai(openai) => {
-                let model = OpenAiCompatible::new(openai.clone()).map_err(|e| {
-                    ServiceError::Invalid(format!("the OpenAI-compatible provider: {e}"))
-                })?;
-                (Arc::new(model), openai.protocol)
-            }
-        };
+        let providers = providers::Providers::build(&config)?;
+        let model = providers.default_provider().model.clone();
+        let protocol = config.provider.protocol();
         let policy = Arc::new(
             config
                 .approvals
@@ -189,7 +181,7 @@ impl Console {
                 "invalid configuration: approvals: there is no tool named {unknown:?}"
             )));
         }
-        let studio = studio::Studio::new(model.clone(), &tools, &db, support.clone());
+        let studio = studio::Studio::new(&providers, &tools, &db, &support);
         let agent = SupportAgent::new(
             model.clone(),
             tools,
@@ -244,8 +236,10 @@ impl Console {
                 streams: Arc::default(),
                 chat_limits: channel::ChatLimits::default(),
                 studio,
+                providers,
             }),
         };
+        console.inner.providers.start_probes();
         console.refresh_pending_gauge().await;
         console.start_recovery();
         housekeeping::start(&console);
@@ -265,6 +259,12 @@ impl Console {
     /// The model and engine answering, as the console shows them.
     pub fn model_info(&self) -> ModelInfo {
         self.inner.model_info.clone()
+    }
+
+    /// Every configured provider (name, kind, model, default, price) and
+    /// whether its server answered the start-up probe; staff read it.
+    pub fn providers(&self) -> Vec<aics_types::ProviderInfo> {
+        self.inner.providers.infos()
     }
 
     /// This process's name as the owner of runs (tests and logs).

@@ -1,9 +1,12 @@
 //! The trace studio's forks: a supervisor starts a new run from one
 //! checkpoint of a stored turn, optionally with an edited last customer
-//! message, engine or protocol, and compares it with the original.
+//! message, engine, protocol or provider, and compares it with the original.
 //!
-//! A fork never touches the customer's conversation. It runs on its own
-//! support agent ([`Studio`]) over an in-memory checkpointer seeded with a
+//! A fork never touches the customer's conversation. It runs on a support
+//! agent of its own ([`Studio`]: one per configured provider, so a fork may
+//! answer with another model than the turn; its trace and LLM-call records
+//! name that model and are priced with that provider's price table) over
+//! an in-memory checkpointer seeded with a
 //! copy of the checkpoint, with no observer (no live events), a memory
 //! store that recalls but never remembers, and tools whose side effects are
 //! simulated: the read-only tools run for real, `ticket_create` and
@@ -17,12 +20,12 @@
 //! fork's task, its timeout, or the housekeeping sweep ([`sweep`]) of forks
 //! whose process died.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
 use aics_agent::memory::{MemoryError, MemoryStore};
-use aics_agent::model::{ChatModel, Message};
+use aics_agent::model::Message;
 use aics_agent::tool::{Tool, ToolContext, ToolError, ToolRegistry};
 use aics_agent::{AgentError, EngineKind, PlanProtocol, SupportAgent, SupportConfig, SupportState};
 use aics_db::{Database, NewStudioRun, SqlMemoryStore};
@@ -31,6 +34,7 @@ use aics_types::{ForkRequest, StudioRun, UserInfo, MAX_FORK_MESSAGE_CHARS};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use crate::providers::{Provider, Providers};
 use crate::{check_id, Console, Inner, ServiceError};
 
 /// How long a fork may run before it is ended as failed.
@@ -46,22 +50,24 @@ const MAX_RUNNING_FORKS: usize = 4;
 /// The tools whose side effects a fork simulates.
 const SIMULATED: [&str; 2] = ["ticket_create", "escalate_to_human"];
 
-/// The support agent forks run on, and its in-memory checkpoints.
+/// The support agents forks run on (one per provider, by name), and
+/// their shared in-memory checkpoints.
 pub(crate) struct Studio {
-    agent: SupportAgent,
+    agents: BTreeMap<String, SupportAgent>,
     checkpoints: Arc<MemoryCheckpointer>,
     /// One permit per fork running in this process.
     running: Arc<tokio::sync::Semaphore>,
 }
 
 impl Studio {
-    /// The fork agent: the live agent's model and configuration, with
-    /// simulated side effects and memories that are read, never written.
+    /// The fork agents: for each provider, its model with the live
+    /// agent's configuration (and the provider's protocol), simulated side
+    /// effects and memories that are read, never written.
     pub(crate) fn new(
-        model: Arc<dyn ChatModel>,
+        providers: &Providers,
         tools: &ToolRegistry,
         db: &Database,
-        config: SupportConfig,
+        config: &SupportConfig,
     ) -> Self {
         let mut simulated = ToolRegistry::new();
         for name in tools.names() {
@@ -74,15 +80,24 @@ impl Studio {
             }
         }
         let checkpoints = Arc::new(MemoryCheckpointer::new());
-        let agent = SupportAgent::new(
-            model,
-            simulated,
-            checkpoints.clone(),
-            Arc::new(RecallOnly(SqlMemoryStore::new(db.clone()))),
-            config,
-        );
+        let agents = providers
+            .iter()
+            .map(|provider| {
+                let agent = SupportAgent::new(
+                    provider.model.clone(),
+                    simulated.clone(),
+                    checkpoints.clone(),
+                    Arc::new(RecallOnly(SqlMemoryStore::new(db.clone()))),
+                    SupportConfig {
+                        protocol: provider.config.protocol(),
+                        ..config.clone()
+                    },
+                );
+                (provider.name.clone(), agent)
+            })
+            .collect();
         Self {
-            agent,
+            agents,
             checkpoints,
             running: Arc::new(tokio::sync::Semaphore::new(MAX_RUNNING_FORKS)),
         }
@@ -92,8 +107,10 @@ impl Studio {
 impl Console {
     /// Supervisors only: starts a fork of turn `graph_execution_id` from
     /// checkpoint `request.checkpoint_id` and returns it `running`; the
-    /// fork runs in a task of its own (see the module docs). 400 for a
-    /// malformed request or a checkpoint the turn ended at, 404 for an
+    /// fork runs in a task of its own (see the module docs), on
+    /// `request.provider` (by default the provider whose model answered
+    /// the turn, else the default one). 400 for a malformed request, an
+    /// unknown provider or a checkpoint the turn ended at, 404 for an
     /// unknown turn or checkpoint, 503 when this process already runs
     /// `MAX_RUNNING_FORKS` forks.
     #[tracing::instrument(skip_all, fields(graph_execution_id))]
@@ -113,6 +130,12 @@ impl Console {
             .protocol
             .as_deref()
             .map(parse_protocol)
+            .transpose()?;
+        let providers = &self.inner.providers;
+        let asked = request
+            .provider
+            .as_deref()
+            .map(|name| providers.named(name))
             .transpose()?;
         let source = self
             .inner
@@ -149,9 +172,16 @@ impl Console {
         if let Some(engine) = engine {
             state.engine = engine;
         }
+        // The provider that answered the turn, and the one the fork runs on.
+        let original = providers.answering(&state.model);
+        let provider = asked.unwrap_or(original).clone();
         if let Some(protocol) = protocol {
             state.protocol = protocol;
+        } else if !Arc::ptr_eq(&provider, original) {
+            // Another model is asked the way its provider is configured.
+            state.protocol = provider.config.protocol();
         }
+        state.model = provider.model.name();
         let seed = Checkpoint {
             thread_id: id.clone(),
             checkpoint_id: uuid::Uuid::new_v4().to_string(),
@@ -183,6 +213,7 @@ impl Console {
                 message: message.as_deref(),
                 engine: engine.map(EngineKind::as_str),
                 protocol: protocol.map(PlanProtocol::as_str),
+                provider: Some(&provider.name),
             })
             .await?;
         self.audit(
@@ -190,9 +221,10 @@ impl Console {
             "studio.fork",
             graph_execution_id,
             &format!(
-                "fork {id} from step {} ({}){}",
+                "fork {id} from step {} ({}) on provider {}{}",
                 source.step,
                 source.node,
+                provider.name,
                 if message.is_some() {
                     ", customer message edited"
                 } else {
@@ -201,7 +233,7 @@ impl Console {
             ),
         )
         .await;
-        self.spawn_fork(seed, permit);
+        self.spawn_fork(seed, provider, permit);
         Ok(run)
     }
 
@@ -227,9 +259,16 @@ impl Console {
             .ok_or_else(|| ServiceError::NotFound(format!("fork {id} does not exist")))
     }
 
-    /// Runs the fork seeded by `seed` in a task, within [`FORK_TIMEOUT`],
-    /// and stores how it ended; a panic in the run ends it as failed.
-    fn spawn_fork(&self, seed: Checkpoint, permit: tokio::sync::OwnedSemaphorePermit) {
+    /// Runs the fork seeded by `seed` on `provider`'s agent in a task,
+    /// within [`FORK_TIMEOUT`], and stores how it ended (each LLM call priced
+    /// with the price table of the provider that made it); a panic in the
+    /// run ends it as failed.
+    fn spawn_fork(
+        &self,
+        seed: Checkpoint,
+        provider: Arc<Provider>,
+        permit: tokio::sync::OwnedSemaphorePermit,
+    ) {
         let inner = self.inner.clone();
         let id = seed.thread_id.clone();
         tokio::spawn(async move {
@@ -237,14 +276,18 @@ impl Console {
             let run = {
                 let inner = inner.clone();
                 let id = id.clone();
+                let name = provider.name.clone();
                 tokio::spawn(async move {
                     let studio = &inner.studio;
+                    let Some(agent) = studio.agents.get(&name) else {
+                        return Ok(Err(AgentError::UnknownRun(format!("provider {name}"))));
+                    };
                     if let Err(e) = studio.checkpoints.put_owned(seed).await {
                         return Ok(Err(AgentError::Checkpoint(e)));
                     }
                     let outcome = tokio::time::timeout(
                         FORK_TIMEOUT,
-                        studio.agent.resume(&id, HashMap::new(), &NoObserver),
+                        agent.resume(&id, HashMap::new(), &NoObserver),
                     )
                     .await;
                     studio.checkpoints.remove_thread(&id);
@@ -252,7 +295,10 @@ impl Console {
                 })
             };
             let ended = match run.await {
-                Ok(Ok(Ok(trace))) => inner.db.finish_studio_run(&id, &trace).await,
+                Ok(Ok(Ok(mut trace))) => {
+                    inner.providers.price_fork(&provider, &mut trace);
+                    inner.db.finish_studio_run(&id, &trace).await
+                }
                 Ok(Ok(Err(e))) => {
                     tracing::warn!(fork = %id, error = %e, "fork failed");
                     inner

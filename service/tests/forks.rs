@@ -231,6 +231,7 @@ async fn a_stale_fork_is_swept_once(db: Database) {
         message: None,
         engine: None,
         protocol: None,
+        provider: None,
     };
     db.insert_studio_run(&new).await.unwrap();
     let an_hour_ago = chrono::Utc::now() - chrono::Duration::hours(1);

@@ -12,7 +12,8 @@ use crate::{ChatTurnTraceResult, Timestamp};
 pub const MAX_FORK_MESSAGE_CHARS: usize = 4_000;
 
 /// `POST /api/turns/{id}/forks`: the checkpoint to start from and,
-/// optionally, another last customer message, engine or protocol.
+/// optionally, another last customer message, engine, protocol or
+/// provider.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ForkRequest {
@@ -23,9 +24,14 @@ pub struct ForkRequest {
     /// `graph` or `linear`; the source turn's engine when absent.
     #[serde(default)]
     pub engine: Option<String>,
-    /// `native` or `json_plan`; the source turn's protocol when absent.
+    /// `native` or `json_plan`; when absent, the source turn's protocol
+    /// (or, on another provider, that provider's configured one).
     #[serde(default)]
     pub protocol: Option<String>,
+    /// A provider name of `GET /api/providers`; when absent, the provider
+    /// whose model answered the source turn (else the default one).
+    #[serde(default)]
+    pub provider: Option<String>,
 }
 
 /// `202` to a fork request: the fork's id, to poll.
@@ -84,6 +90,10 @@ pub struct StudioRun {
     pub engine: Option<String>,
     #[serde(default)]
     pub protocol: Option<String>,
+    /// The provider the fork ran on (none for forks stored before
+    /// providers were recorded).
+    #[serde(default)]
+    pub provider: Option<String>,
     #[serde(default)]
     pub trace: Option<ChatTurnTraceResult>,
     #[serde(default)]

@@ -1,5 +1,6 @@
 //! The frame of every signed-in page: the header with the product, the
-//! navigation, the active model, the user and sign-out.
+//! navigation, the active model with its provider's reachability, the
+//! user and sign-out.
 
 use leptos::prelude::*;
 use leptos_router::hooks::use_location;
@@ -95,20 +96,7 @@ fn Header(session: Session) -> impl IntoView {
     .into_any();
     let account = view! {
             <div class="ml-auto flex items-center gap-3 text-sm">
-                <span
-                    data-testid="model-info"
-                    title=format!(
-                        "Provider {} · engine {} · up to {} tool loops",
-                        model.provider,
-                        model.engine,
-                        model.max_tool_loops,
-                    )
-                    class="hidden items-center gap-1.5 rounded-full border border-slate-200 bg-slate-50 px-2.5 py-1 font-mono text-xs text-slate-600 sm:inline-flex"
-                >
-                    <span aria-hidden="true" class="h-1.5 w-1.5 rounded-full bg-emerald-500"></span>
-                    <span class="sr-only">"Model: "</span>
-                    {format!("{} · {}", model.model, model.engine)}
-                </span>
+                <ModelInfoPill model/>
                 <span class="flex items-center gap-2">
                     <a
                         href="/account"
@@ -160,6 +148,87 @@ fn Header(session: Session) -> impl IntoView {
     }
 }
 
+/// The active model and engine, with a dot for whether the default
+/// provider answered its start-up probe and, in the title, its name and
+/// status. The providers are fetched by the browser after mount (and every
+/// minute): the server and the hydrating page render the same grey dot and
+/// "checking" line, as [`WaitingForHuman`] does.
+#[component]
+fn ModelInfoPill(model: aics_types::ModelInfo) -> impl IntoView {
+    let default = RwSignal::new(None::<aics_types::ProviderInfo>);
+    #[cfg(feature = "hydrate")]
+    {
+        let refresh = move || {
+            leptos::task::spawn_local(async move {
+                if let Ok(list) = crate::session::api::list_providers().await {
+                    default.set(list.into_iter().find(|p| p.is_default));
+                }
+            })
+        };
+        Effect::new(move |_| {
+            refresh();
+            if let Ok(handle) =
+                set_interval_with_handle(refresh, std::time::Duration::from_secs(60))
+            {
+                on_cleanup(move || handle.clear());
+            }
+        });
+    }
+    let settings = format!(
+        "engine {} · up to {} tool loops",
+        model.engine, model.max_tool_loops
+    );
+    let title = move || match default.get() {
+        Some(p) => format!(
+            "Provider {} ({}, {}) · {}{} · {settings}",
+            p.name,
+            p.kind,
+            p.model,
+            p.status_text(),
+            p.checked_at
+                .map(|t| t.format(" · checked %H:%M:%S UTC").to_string())
+                .unwrap_or_default(),
+        ),
+        None => format!("Provider {} · {settings}", model.provider),
+    };
+    let reachability = move || {
+        default
+            .get()
+            .map(|p| p.reachability.as_str())
+            .unwrap_or("checking")
+    };
+    let dot = move || {
+        use aics_types::Reachability;
+        let colour = match default.get() {
+            Some(p) => match (p.reachability, p.model_listed) {
+                (Reachability::Reachable, Some(false)) => "bg-amber-500",
+                (Reachability::Reachable | Reachability::Demo, _) => "bg-emerald-500",
+                (Reachability::Unreachable, _) => "bg-rose-500",
+                (Reachability::Unknown, _) => "bg-slate-300",
+            },
+            None => "bg-slate-300",
+        };
+        format!("h-1.5 w-1.5 rounded-full {colour}")
+    };
+    let status = move || match default.get() {
+        Some(p) => format!(", provider {}: {}", p.name, p.status_text()),
+        None => ", provider status: checking".into(),
+    };
+    view! {
+        <span
+            data-testid="model-info"
+            data-reachability=reachability
+            title=title
+            class="hidden items-center gap-1.5 rounded-full border border-slate-200 bg-slate-50 px-2.5 py-1 font-mono text-xs text-slate-600 sm:inline-flex"
+        >
+            <span aria-hidden="true" data-testid="provider-dot" class=dot></span>
+            <span class="sr-only">"Model: "</span>
+            {format!("{} · {}", model.model, model.engine)}
+            <span data-testid="provider-status" class="sr-only">{status}</span>
+        </span>
+    }
+}
+
 /// The count of conversations waiting for a person, fetched by the browser
 /// after mount and again every 20 seconds. The server and the hydrating page
 /// render the same hidden placeholder: no `Suspense` here, whose markers a
@@ -201,5 +270,30 @@ fn WaitingForHuman() -> impl IntoView {
         >
             {move || format!("{} waiting", count.get())}
         </span>
+    }
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use leptos::prelude::*;
+
+    use super::ModelInfoPill;
+
+    /// The server renders the placeholder the hydrating page renders too:
+    /// a grey dot and "checking", the providers not fetched yet.
+    #[test]
+    fn the_model_pill_renders_its_placeholder_on_the_server() {
+        let model = aics_types::ModelInfo {
+            provider: "demo".into(),
+            model: "demo".into(),
+            engine: "graph".into(),
+            max_tool_loops: 5,
+        };
+        let owner = Owner::new();
+        let html = owner.with(|| view! { <ModelInfoPill model/> }.to_html());
+        assert!(html.contains(r#"data-reachability="checking""#), "{html}");
+        assert!(html.contains("bg-slate-300"), "{html}");
+        assert!(html.contains("provider status: checking"), "{html}");
+        assert!(html.contains("demo · graph"), "{html}");
     }
 }

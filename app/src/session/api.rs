@@ -1,5 +1,5 @@
-//! The server functions every page shares: who is signed in, and signing
-//! out; and the helpers the pages' server functions authenticate with.
+//! The server functions every page shares: who is signed in, signing
+//! out, the configured model providers; and the helpers the pages' server functions authenticate with.
 
 use leptos::prelude::*;
 
@@ -46,6 +46,14 @@ pub async fn whoami() -> Result<Option<Session>, AppError> {
         }
         Err(e) => Err(e),
     }
+}
+
+/// The configured model providers and whether each was reachable at
+/// start-up (the header's status, the fork form's choice).
+#[server(prefix = "/fn")]
+pub async fn list_providers() -> Result<Vec<aics_types::ProviderInfo>, AppError> {
+    let (console, _user) = signed_in().await?;
+    Ok(console.providers())
 }
 
 /// Signs out and clears the session cookie.

@@ -90,11 +90,7 @@ impl Console {
             }
         };
         // The price table lives with the provider's configuration.
-        let provider = &self.inner.config.provider;
-        trace.cost_usd = provider.cost_usd(&trace.usage);
-        for call in &mut trace.llm_call_records {
-            call.cost_usd = provider.cost_usd(&call.usage);
-        }
+        self.inner.providers.default_provider().price(&mut trace);
         let stored = if trace.pending_approval {
             self.pause(publisher, &mut trace).await
         } else {

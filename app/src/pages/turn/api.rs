@@ -15,13 +15,14 @@ pub async fn get_turn(graph_execution_id: String) -> Result<TurnDetail, AppError
 }
 
 /// Supervisors only: starts a fork of the turn from one checkpoint; an
-/// empty `message` or `protocol` keeps the checkpoint's. The fork's id.
+/// empty `message`, `protocol` or `provider` keeps the turn's. The fork's id.
 #[server(prefix = "/fn")]
 pub async fn start_fork(
     graph_execution_id: String,
     checkpoint_id: String,
     message: String,
     protocol: String,
+    provider: String,
 ) -> Result<String, AppError> {
     let (console, user) = signed_in().await?;
     let some = |s: String| Some(s).filter(|s| !s.trim().is_empty());
@@ -30,6 +31,7 @@ pub async fn start_fork(
         message: some(message),
         engine: None,
         protocol: some(protocol),
+        provider: some(provider),
     };
     Ok(console
         .fork_turn(&user, &graph_execution_id, &request)

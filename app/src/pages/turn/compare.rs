@@ -44,6 +44,11 @@ pub fn ForkCard(run: StudioRun, original: ChatTurnTraceResult) -> impl IntoView 
         run.source_checkpoint_id.chars().take(8).collect::<String>(),
         run.protocol.clone().unwrap_or_else(|| "as the turn".into())
     );
+    let provider = match (&run.provider, &run.trace) {
+        (Some(name), Some(trace)) => format!("provider {name} ({})", trace.model),
+        (Some(name), None) => format!("provider {name}"),
+        (None, _) => "provider as the turn".into(),
+    };
     let message = run
         .message
         .clone()
@@ -62,6 +67,7 @@ pub fn ForkCard(run: StudioRun, original: ChatTurnTraceResult) -> impl IntoView 
                 <span class=format!("rounded-full px-2 py-0.5 font-medium {badge}")>{state}</span>
                 <span class="font-mono">{header}</span>
                 <span>{settings}</span>
+                <span data-testid="fork-provider-name">{provider}</span>
             </div>
             <p data-testid="fork-edit" class="mt-1 text-xs text-slate-700">{message}</p>
             <div class="mt-2">{body}</div>

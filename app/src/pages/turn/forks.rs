@@ -1,15 +1,17 @@
 //! The turn page's forks (supervisors, on a finished or paused turn): the
 //! "Fork from here" target a step sets ([`ForkTarget`]), the small form to
-//! edit the customer's message and pick a protocol, and the list of the
-//! turn's forks, each compared with the original ([`super::compare`]).
+//! edit the customer's message and pick a protocol and a provider, and the
+//! list of the turn's forks, each compared with the original
+//! ([`super::compare`]).
 //!
 //! The list is loaded by the browser only, after mount, into a signal (the
 //! server and the hydrating page render the same "Loading" line; not a
 //! `LocalResource` in `Suspense`, which can contradict the Suspense's
 //! markers when it resolves during hydration); it is loaded again when a
-//! fork starts and every two seconds while one still runs.
+//! fork starts and every two seconds while one still runs. The form's
+//! providers are loaded the same way when it opens.
 
-use aics_types::{ChatTurnTraceResult, CheckpointView, StudioRunState};
+use aics_types::{ChatTurnTraceResult, CheckpointView, ProviderInfo, StudioRunState};
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -103,6 +105,7 @@ pub fn ForksPanel(gid: String, original: ChatTurnTraceResult, target: ForkTarget
             }
         });
     });
+    let turn_model = original.model.clone();
     let original = StoredValue::new(original);
     view! {
         <section aria-label="Forks" data-testid="forks" class="mt-6 space-y-3">
@@ -110,7 +113,9 @@ pub fn ForksPanel(gid: String, original: ChatTurnTraceResult, target: ForkTarget
             <p class="text-xs text-slate-500">
                 "A fork runs again from a step, apart from the conversation: it sends no message, opens no ticket and asks for no approval (ticket and escalation calls are simulated)."
             </p>
-            {move || target.0.get().map(|from| view! { <ForkForm gid=gid.clone() from start target/> })}
+            {move || target.0.get().map(|from| view! {
+                <ForkForm gid=gid.clone() from start target turn_model=turn_model.clone()/>
+            })}
             {move || match forks.get() {
                 None => view! { <p class="text-xs text-slate-500">"Loading forks…"</p> }.into_any(),
                 Some(Ok(runs)) if runs.is_empty() => view! {
@@ -132,18 +137,48 @@ pub fn ForksPanel(gid: String, original: ChatTurnTraceResult, target: ForkTarget
     }
 }
 
-/// The form for one fork: the customer's message (editable) and the
-/// protocol.
+/// The provider a fork of a turn answered by `model` starts on: the one
+/// with that model (the default first), else the default.
+pub fn preselected(providers: &[ProviderInfo], model: &str) -> Option<String> {
+    let mut by_model: Vec<&ProviderInfo> = providers.iter().filter(|p| p.model == model).collect();
+    by_model.sort_by_key(|p| !p.is_default);
+    by_model
+        .first()
+        .copied()
+        .or_else(|| providers.iter().find(|p| p.is_default))
+        .map(|p| p.name.clone())
+}
+
+/// The form for one fork: the customer's message (editable), the
+/// protocol, and the provider (the turn's preselected).
 #[component]
 fn ForkForm(
     gid: String,
     from: ForkFrom,
     start: ServerAction<StartFork>,
     target: ForkTarget,
+    /// The model that answered the turn (`trace.model`).
+    turn_model: String,
 ) -> impl IntoView {
     let original_message = from.message.clone();
     let message = RwSignal::new(from.message.clone());
     let protocol = RwSignal::new(String::new());
+    // Empty until the browser loaded the providers: the turn's own then.
+    let provider = RwSignal::new(String::new());
+    let providers = RwSignal::new(Vec::<ProviderInfo>::new());
+    Effect::new(move |_| {
+        let turn_model = turn_model.clone();
+        leptos::task::spawn_local(async move {
+            if let Ok(list) = crate::session::api::list_providers().await {
+                // The options first, then the choice among them.
+                let choice = preselected(&list, &turn_model);
+                providers.set(list);
+                if let Some(name) = choice {
+                    provider.set(name);
+                }
+            }
+        })
+    });
     let checkpoint_id = from.checkpoint_id.clone();
     let on_submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
@@ -159,6 +194,7 @@ fn ForkForm(
             checkpoint_id: checkpoint_id.clone(),
             message: edited,
             protocol: protocol.get_untracked(),
+            provider: provider.get_untracked(),
         });
     };
     let error = move || match start.value().get() {
@@ -190,6 +226,34 @@ fn ForkForm(
                     <option value="">"as the turn"</option>
                     <option value="native">"native tool calls"</option>
                     <option value="json_plan">"JSON plan"</option>
+                </select>
+            </label>
+            <label class="block text-xs text-slate-600">
+                "Provider "
+                <select
+                    data-testid="fork-provider"
+                    class="rounded-md border border-slate-300 p-1 text-xs"
+                    prop:value=move || provider.get()
+                    on:change=move |ev| provider.set(event_target_value(&ev))
+                >
+                    <option value="">"as the turn"</option>
+                    {move || {
+                        providers
+                            .get()
+                            .into_iter()
+                            .map(|p| {
+                                let label = format!(
+                                    "{} · {}{} · {}",
+                                    p.name,
+                                    p.model,
+                                    if p.is_default { " (default)" } else { "" },
+                                    p.status_text(),
+                                );
+                                let selected = provider.get_untracked() == p.name;
+                                view! { <option value=p.name selected=selected>{label}</option> }
+                            })
+                            .collect_view()
+                    }}
                 </select>
             </label>
             <div class="flex items-center gap-2">

@@ -152,3 +152,37 @@ fn fork_deltas_read_as_signed_numbers() {
     assert_eq!(cost_delta(Some(0.0)), "±$0");
     assert_eq!(cost_delta(Some(-0.0125)), "−$0.0125");
 }
+
+fn provider(name: &str, model: &str, is_default: bool) -> aics_types::ProviderInfo {
+    aics_types::ProviderInfo {
+        name: name.into(),
+        kind: "openai".into(),
+        model: model.into(),
+        is_default,
+        protocol: "native".into(),
+        base_url: None,
+        price: None,
+        reachability: aics_types::Reachability::Unknown,
+        reason: None,
+        model_listed: None,
+        checked_at: None,
+    }
+}
+
+#[test]
+fn the_fork_form_preselects_the_turns_provider() {
+    use super::forks::preselected;
+    let list = vec![
+        provider("a", "openai:m1", false),
+        provider("b", "openai:m2", false),
+        provider("c", "openai:m2", true),
+        provider("demo", "demo", false),
+    ];
+    assert_eq!(preselected(&list, "demo").as_deref(), Some("demo"));
+    assert_eq!(preselected(&list, "openai:m1").as_deref(), Some("a"));
+    // Two providers with the turn's model: the default first.
+    assert_eq!(preselected(&list, "openai:m2").as_deref(), Some("c"));
+    // A model no provider has any more: the default.
+    assert_eq!(preselected(&list, "openai:gone").as_deref(), Some("c"));
+    assert_eq!(preselected(&[], "demo"), None);
+}
