@@ -39,6 +39,8 @@
 //! - `hub`: each conversation's live events, sequenced, with a replay
 //!   buffer; the approvals stream; the relay between instances.
 //! - [`metrics`]: the Prometheus series the service records.
+//! - [`observe`]: the [`TurnObserver`] hook told about each stored run
+//!   segment of a turn (aics-otel's OpenTelemetry export).
 //! - `studio`: forks of a stored turn from one of its checkpoints, run
 //!   apart from the conversation with simulated side effects.
 //! - `housekeeping`: the periodic purge of ended sessions and quiet
@@ -51,6 +53,7 @@ pub mod auth;
 pub mod config;
 pub mod error;
 pub mod metrics;
+pub mod observe;
 pub mod streams;
 
 mod accounts;
@@ -93,6 +96,7 @@ pub use conversations::{EventStream, LiveEvent};
 pub use error::ServiceError;
 pub use hub::EventId;
 pub use metrics::OpenStreamGuard;
+pub use observe::{SegmentFailure, SegmentKind, TurnObserver, TurnSegment};
 pub use overview::{DEFAULT_OVERVIEW_DAYS, MAX_OVERVIEW_DAYS};
 pub use streams::StreamPermit;
 
@@ -133,6 +137,8 @@ struct Inner {
     chat_limits: channel::ChatLimits,
     /// The agent the trace studio's forks run on.
     studio: studio::Studio,
+    /// Told about each stored run segment (the OpenTelemetry export).
+    observer: Option<Arc<dyn TurnObserver>>,
 }
 
 impl std::fmt::Debug for Console {
@@ -150,8 +156,26 @@ impl Console {
     /// the support agent over the SQL checkpointer, memory store and tools,
     /// the event hub (with its relay on PostgreSQL), and the recovery sweep
     /// that picks up the runs a dead process left.
-    #[tracing::instrument(skip_all, fields(backend = db.backend(), provider = %config.provider_name))]
     pub async fn new(db: Database, config: ConsoleConfig) -> Result<Self, ServiceError> {
+        Self::build(db, config, None).await
+    }
+
+    /// [`Console::new`], with `observer` told about each run segment of a
+    /// turn once its outcome is stored (`observe`).
+    pub async fn with_observer(
+        db: Database,
+        config: ConsoleConfig,
+        observer: Arc<dyn TurnObserver>,
+    ) -> Result<Self, ServiceError> {
+        Self::build(db, config, Some(observer)).await
+    }
+
+    #[tracing::instrument(skip_all, fields(backend = db.backend(), provider = %config.provider_name))]
+    async fn build(
+        db: Database,
+        config: ConsoleConfig,
+        observer: Option<Arc<dyn TurnObserver>>,
+    ) -> Result<Self, ServiceError> {
         let (model, protocol): (Arc<dyn ChatModel>, PlanProtocol) = match &config.provider {
             ProviderConfig::Demo => (
                 Arc::new(DemoModel::new(DemoConfig {
@@ -244,6 +268,7 @@ impl Console {
                 streams: Arc::default(),
                 chat_limits: channel::ChatLimits::default(),
                 studio,
+                observer,
             }),
         };
         console.refresh_pending_gauge().await;
