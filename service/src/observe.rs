@@ -51,7 +51,8 @@ impl SegmentKind {
 /// One run segment of a turn whose outcome is stored.
 #[derive(Debug)]
 pub struct TurnSegment<'a> {
-    /// The turn's trace as stored (the whole turn so far).
+    /// The turn's trace as stored (the whole turn so far). A paused one
+    /// carries the caller's `approval_token`: never export it.
     pub trace: &'a ChatTurnTraceResult,
     pub kind: SegmentKind,
     /// When this segment's task started and when its outcome was stored.
