@@ -381,6 +381,11 @@ async fn an_approval_turn_is_two_segments_with_the_approval_events(pool: SqliteP
         total_chats - first_chats
     );
     assert_no_content(&all, "帮我查一下");
+    let token = paused.approval_token.clone().unwrap();
+    assert!(
+        all_values(&all).iter().all(|v| !v.contains(&token)),
+        "the approval token was exported"
+    );
 }
 
 #[sqlx::test(migrations = false)]
