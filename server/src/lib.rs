@@ -3,7 +3,8 @@
 //!
 //! # Layout
 //! - [`config`]: the operator's settings (TOML file + `AICS_*` variables).
-//! - [`telemetry`]: logs (text or JSON) and the Prometheus recorder.
+//! - [`telemetry`]: logs (text or JSON), the Prometheus recorder, the
+//!   OpenTelemetry export of turns (feature `otel`).
 //! - [`state`]: [`state::AppState`], the one state struct.
 //! - [`routes`]: the API of docs/API.md, one module per area with its `router()`.
 //! - [`web`]: [`web::WebConfig`], the wire policy (hosts, origins, proxies,

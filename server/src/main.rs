@@ -1,5 +1,6 @@
 //! The aics binary: configuration → telemetry → database → accounts →
-//! console → router → serve, with a graceful shutdown.
+//! console → router → serve, with a graceful shutdown (turns, then the
+//! OpenTelemetry export's last spans, then the database).
 #![forbid(unsafe_code)]
 
 use std::net::SocketAddr;
@@ -72,9 +73,12 @@ async fn main() -> anyhow::Result<()> {
 
     // The recorder first: the console sets gauges as it starts.
     let metrics = telemetry::metrics_handle();
-    let console = Console::new(db.clone(), console_config)
-        .await
-        .context("starting the console")?;
+    let otel = telemetry::Otel::from_env()?;
+    let console = match otel.observer() {
+        Some(observer) => Console::with_observer(db.clone(), console_config, observer).await,
+        None => Console::new(db.clone(), console_config).await,
+    }
+    .context("starting the console")?;
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let state = AppState {
         leptos_options,
@@ -111,6 +115,7 @@ async fn main() -> anyhow::Result<()> {
     console
         .shutdown(Duration::from_secs(settings.http.shutdown_grace_secs))
         .await;
+    otel.shutdown().await;
     db.close().await;
     tracing::info!("stopped");
     Ok(())

@@ -1,7 +1,10 @@
-//! Logs and metrics set up once per process.
+//! Logs, metrics and the OpenTelemetry export of turns, set up once per
+//! process.
 
 use std::io::IsTerminal;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
+
+use aics_service::TurnObserver;
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
@@ -50,4 +53,63 @@ pub fn metrics_handle() -> Option<PrometheusHandle> {
             }
         })
         .clone()
+}
+
+/// The OpenTelemetry export of turns: with the `otel` feature, when
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`)
+/// is set; otherwise nothing.
+#[derive(Debug)]
+pub struct Otel {
+    #[cfg(feature = "otel")]
+    export: Option<aics_otel::OtelExport>,
+}
+
+impl Otel {
+    /// The export the environment asks for (inside the tokio runtime).
+    pub fn from_env() -> anyhow::Result<Self> {
+        #[cfg(feature = "otel")]
+        {
+            let export = aics_otel::OtelExport::from_env()?;
+            if let Some(export) = &export {
+                tracing::info!(
+                    capture_content = export.capture_content(),
+                    "exporting turns as OpenTelemetry spans (OTLP/HTTP)"
+                );
+            }
+            Ok(Self { export })
+        }
+        #[cfg(not(feature = "otel"))]
+        {
+            if std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").is_some()
+                || std::env::var_os("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").is_some()
+            {
+                tracing::warn!(
+                    "an OTLP endpoint is set, but this binary was built without the `otel` \
+                     feature: nothing is exported (cargo build --features otel)"
+                );
+            }
+            Ok(Self {})
+        }
+    }
+
+    /// The observer to build the console with, if exporting.
+    pub fn observer(&self) -> Option<Arc<dyn TurnObserver>> {
+        #[cfg(feature = "otel")]
+        {
+            self.export.as_ref().map(aics_otel::OtelExport::observer)
+        }
+        #[cfg(not(feature = "otel"))]
+        {
+            None
+        }
+    }
+
+    /// Flushes the spans still queued (after the console's shutdown, so the
+    /// last turns are in).
+    pub async fn shutdown(self) {
+        #[cfg(feature = "otel")]
+        if let Some(export) = self.export {
+            export.shutdown().await;
+        }
+    }
 }

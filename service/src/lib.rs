@@ -42,6 +42,8 @@
 //! - `providers`: the provider registry — every configured provider built
 //!   at start-up, the default for live turns, the background reachability
 //!   probe.
+//! - [`observe`]: the [`TurnObserver`] hook told about each stored run
+//!   segment of a turn (aics-otel's OpenTelemetry export).
 //! - `studio`: forks of a stored turn from one of its checkpoints, run
 //!   apart from the conversation with simulated side effects.
 //! - `housekeeping`: the periodic purge of ended sessions and quiet
@@ -54,6 +56,7 @@ pub mod auth;
 pub mod config;
 pub mod error;
 pub mod metrics;
+pub mod observe;
 pub mod streams;
 
 mod accounts;
@@ -96,6 +99,7 @@ pub use conversations::{EventStream, LiveEvent};
 pub use error::ServiceError;
 pub use hub::EventId;
 pub use metrics::OpenStreamGuard;
+pub use observe::{SegmentFailure, SegmentKind, TurnObserver, TurnSegment};
 pub use overview::{DEFAULT_OVERVIEW_DAYS, MAX_OVERVIEW_DAYS};
 pub use streams::StreamPermit;
 
@@ -138,6 +142,8 @@ struct Inner {
     studio: studio::Studio,
     /// Every configured provider; the default answers live turns.
     providers: providers::Providers,
+    /// Told about each stored run segment (the OpenTelemetry export).
+    observer: Option<Arc<dyn TurnObserver>>,
 }
 
 impl std::fmt::Debug for Console {
@@ -155,8 +161,26 @@ impl Console {
     /// the support agent over the SQL checkpointer, memory store and tools,
     /// the event hub (with its relay on PostgreSQL), and the recovery sweep
     /// that picks up the runs a dead process left.
-    #[tracing::instrument(skip_all, fields(backend = db.backend(), provider = %config.provider_name))]
     pub async fn new(db: Database, config: ConsoleConfig) -> Result<Self, ServiceError> {
+        Self::build(db, config, None).await
+    }
+
+    /// [`Console::new`], with `observer` told about each run segment of a
+    /// turn once its outcome is stored (`observe`).
+    pub async fn with_observer(
+        db: Database,
+        config: ConsoleConfig,
+        observer: Arc<dyn TurnObserver>,
+    ) -> Result<Self, ServiceError> {
+        Self::build(db, config, Some(observer)).await
+    }
+
+    #[tracing::instrument(skip_all, fields(backend = db.backend(), provider = %config.provider_name))]
+    async fn build(
+        db: Database,
+        config: ConsoleConfig,
+        observer: Option<Arc<dyn TurnObserver>>,
+    ) -> Result<Self, ServiceError> {
         let providers = providers::Providers::build(&config)?;
         let model = providers.default_provider().model.clone();
         let protocol = config.provider.protocol();
@@ -237,6 +261,7 @@ impl Console {
                 chat_limits: channel::ChatLimits::default(),
                 studio,
                 providers,
+                observer,
             }),
         };
         console.inner.providers.start_probes();

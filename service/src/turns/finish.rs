@@ -13,6 +13,7 @@ use aics_types::{
 
 use crate::error::ServiceError;
 use crate::hub::Publisher;
+use crate::observe::SegmentStart;
 use crate::{metrics, Console};
 
 /// What the conversation shows for a turn a restart cut short for good.
@@ -46,14 +47,26 @@ pub(crate) fn close_trace(
     }
 }
 
+/// The observer's class of a failure without a trace.
+fn error_type(e: &AgentError) -> &'static str {
+    match e {
+        AgentError::UnknownRun(_) => "unknown_run",
+        AgentError::Checkpoint(_) => "checkpoint",
+        AgentError::Graph(_) => "graph",
+    }
+}
+
 /// How the run that ends got here.
 pub(crate) struct Ended<'a> {
+    pub(crate) session_id: &'a str,
     /// Taken over from an owner that died.
     pub(crate) recovering: bool,
     /// Resumed after a pause (or recovered): it may end approvals' lives.
     pub(crate) resumed: bool,
     /// What the metrics counted before a pause.
     pub(crate) counted: &'a metrics::Counted,
+    /// How this segment began, for the observer.
+    pub(crate) start: &'a SegmentStart,
 }
 
 impl Console {
@@ -66,9 +79,11 @@ impl Console {
         ended: Ended<'_>,
     ) -> Result<ChatTurnTraceResult, ServiceError> {
         let Ended {
+            session_id,
             recovering,
             resumed,
             counted,
+            start,
         } = ended;
         let mut trace = match result {
             Ok(trace) => trace,
@@ -81,6 +96,7 @@ impl Console {
             Err(e) => {
                 tracing::error!(error = %e, "turn failed without a trace");
                 metrics::record_failed_turn();
+                self.observe_failed(session_id, graph_execution_id, start, error_type(&e));
                 publisher.publish(AgentEvent::Error {
                     message: FAILED_EVENT.into(),
                 });
@@ -99,6 +115,7 @@ impl Console {
         match stored {
             Ok(()) => {
                 metrics::record_turn(&trace, counted);
+                self.observe_stored(&trace, counted, start).await;
                 Ok(trace)
             }
             Err(DbError::LeaseLost(_)) => {

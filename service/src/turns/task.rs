@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::finish::Ended;
 use crate::error::ServiceError;
 use crate::hub::Publisher;
+use crate::observe::{SegmentKind, SegmentStart};
 use crate::{metrics, Console};
 
 /// What a run's task does.
@@ -91,12 +92,22 @@ impl Console {
         };
         let new = matches!(job, Job::New { .. });
         let recovering = matches!(job, Job::Recover(_));
-        // What a run counted before a pause was counted then.
-        let counted = if new {
-            metrics::Counted::default()
+        // What a run counted (and reported) before a pause was counted then.
+        let previous = if new {
+            None
         } else {
-            self.counted_calls(graph_execution_id).await
+            self.stored_trace(graph_execution_id).await
         };
+        let counted = previous
+            .as_ref()
+            .map(metrics::Counted::before)
+            .unwrap_or_default();
+        let kind = match &job {
+            Job::New { .. } => SegmentKind::New,
+            Job::Resume(_) => SegmentKind::Resumed,
+            Job::Recover(_) => SegmentKind::Recovered,
+        };
+        let start = SegmentStart::new(kind, previous.as_ref());
         if let Job::New { message, .. } = &job {
             publisher.publish(AgentEvent::Message {
                 message: message.clone(),
@@ -133,9 +144,11 @@ impl Console {
             ));
         };
         let ended = Ended {
+            session_id,
             recovering,
             resumed: !new,
             counted: &counted,
+            start: &start,
         };
         self.finish_run(&publisher, graph_execution_id, result, ended)
             .await
@@ -168,12 +181,10 @@ impl Console {
         }
     }
 
-    /// What the metrics counted of a run before it paused (its stored trace).
-    async fn counted_calls(&self, graph_execution_id: &str) -> metrics::Counted {
-        match self.inner.db.turn(graph_execution_id).await {
-            Ok(Some(trace)) => metrics::Counted::before(&trace),
-            _ => metrics::Counted::default(),
-        }
+    /// The stored trace of a run that paused before (what the metrics and
+    /// the observer were told then).
+    async fn stored_trace(&self, graph_execution_id: &str) -> Option<ChatTurnTraceResult> {
+        self.inner.db.turn(graph_execution_id).await.ok().flatten()
     }
 }
 
