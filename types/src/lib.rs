@@ -13,6 +13,8 @@
 //!   latency, tokens and cost per day).
 //! - [`studio`]: forks of a turn ([`StudioRun`]) and how a fork compares
 //!   with its original (tool chain, word diff of the reply, deltas).
+//! - [`replays`]: replay sets of turns, their replay runs and the summary
+//!   of what changed ([`replay_item`]).
 //! - [`event`]: what a running turn reports as it goes ([`AgentEvent`]).
 //! - [`console`]: what the console shows besides traces: conversations,
 //!   messages, approvals, checkpoints, users, API errors.
@@ -34,6 +36,7 @@ pub mod diff;
 pub mod event;
 pub mod handling;
 pub mod overview;
+pub mod replays;
 pub mod studio;
 pub mod trace;
 
@@ -45,6 +48,7 @@ pub use diff::*;
 pub use event::*;
 pub use handling::*;
 pub use overview::*;
+pub use replays::*;
 pub use studio::*;
 pub use trace::*;
 
