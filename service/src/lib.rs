@@ -41,6 +41,9 @@
 //! - [`metrics`]: the Prometheus series the service records.
 //! - `studio`: forks of a stored turn from one of its checkpoints, run
 //!   apart from the conversation with simulated side effects.
+//! - `replays`: replay sets of stored turns and their replay runs, one
+//!   fork per turn, queued behind the studio's cap; the summary of what
+//!   changed.
 //! - `housekeeping`: the periodic purge of ended sessions and quiet
 //!   sign-in counts.
 #![forbid(unsafe_code)]
@@ -61,6 +64,7 @@ mod deadlines;
 mod housekeeping;
 mod hub;
 mod overview;
+mod replays;
 mod studio;
 mod takeover;
 mod turns;
