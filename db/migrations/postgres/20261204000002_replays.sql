@@ -13,7 +13,7 @@ CREATE INDEX replay_sets_created ON replay_sets(created_at);
 
 CREATE TABLE replay_set_turns (
     set_id             TEXT NOT NULL REFERENCES replay_sets(id),
-    position           INTEGER NOT NULL,
+    position           BIGINT NOT NULL,
     graph_execution_id TEXT NOT NULL,
     PRIMARY KEY (set_id, position),
     UNIQUE (set_id, graph_execution_id)
@@ -40,7 +40,7 @@ CREATE INDEX replay_runs_lease ON replay_runs(state, lease_expires_at);
 -- One turn of a run: its fork once started, or why it could not be.
 CREATE TABLE replay_run_items (
     run_id             TEXT NOT NULL REFERENCES replay_runs(id),
-    position           INTEGER NOT NULL,
+    position           BIGINT NOT NULL,
     graph_execution_id TEXT NOT NULL,
     fork_id            TEXT,
     error              TEXT,
