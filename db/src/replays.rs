@@ -144,10 +144,7 @@ impl Database {
     /// How many stored turns `filter` matches.
     #[tracing::instrument(skip_all)]
     pub async fn count_filtered_turns(&self, filter: &ReplayFilter) -> Result<u64, DbError> {
-        let sql = format!(
-            "SELECT COUNT(*) FROM turns t WHERE {}",
-            filter_where(self)
-        );
+        let sql = format!("SELECT COUNT(*) FROM turns t WHERE {}", filter_where(self));
         let pattern = text_pattern(filter);
         let n: i64 = with_pool!(self, pool => bind_filter!(
             sqlx::query_scalar(&sql), filter, pattern.as_deref()
@@ -316,9 +313,13 @@ impl Database {
     /// `run.owner`, and one item per turn of the set, in one transaction.
     /// `NotFound` when the set does not exist.
     #[tracing::instrument(skip_all, fields(id = %run.id, set_id = %run.set_id))]
-    pub async fn insert_replay_run(&self, run: &NewReplayRun<'_>) -> Result<ReplayRunInfo, DbError> {
+    pub async fn insert_replay_run(
+        &self,
+        run: &NewReplayRun<'_>,
+    ) -> Result<ReplayRunInfo, DbError> {
         let at = now();
-        let until = at + chrono::Duration::from_std(run.lease).unwrap_or(chrono::Duration::seconds(30));
+        let until =
+            at + chrono::Duration::from_std(run.lease).unwrap_or(chrono::Duration::seconds(30));
         let sql = format!(
             "INSERT INTO replay_runs (id, set_id, created_by, created_at, state, provider, engine, \
              protocol, lease_owner, lease_expires_at) \
@@ -437,7 +438,8 @@ impl Database {
         lease: Duration,
     ) -> Result<bool, DbError> {
         tracing::Span::current().record("run_id", run_id);
-        let until = now() + chrono::Duration::from_std(lease).unwrap_or(chrono::Duration::seconds(30));
+        let until =
+            now() + chrono::Duration::from_std(lease).unwrap_or(chrono::Duration::seconds(30));
         let n = with_pool!(self, pool => sqlx::query(
             "UPDATE replay_runs SET lease_expires_at = $3 \
              WHERE id = $1 AND lease_owner = $2 AND state = 'running'",

@@ -251,7 +251,10 @@ async fn sets_from_a_filter(db: Database) {
     got.sort();
     refunds.sort();
     assert_eq!(got, refunds);
-    assert_eq!(set.filter.as_ref().and_then(|f| f.q.as_deref()), Some("refund"));
+    assert_eq!(
+        set.filter.as_ref().and_then(|f| f.q.as_deref()),
+        Some("refund")
+    );
     let shown = console.replay_set(&supervisor(), &set.id).await.unwrap();
     assert_eq!(shown.filter, set.filter);
     assert_eq!(shown.turn_ids, set.turn_ids);
@@ -292,7 +295,10 @@ async fn sets_from_a_filter(db: Database) {
         .unwrap_err();
     assert_eq!(err.status_code(), 400);
     assert!(err.to_string().contains("at most 200"), "{err}");
-    assert_eq!(console.list_replay_sets(&supervisor()).await.unwrap().len(), 1);
+    assert_eq!(
+        console.list_replay_sets(&supervisor()).await.unwrap().len(),
+        1
+    );
 }
 
 async fn only_supervisors_and_only_good_input(db: Database) {
@@ -307,7 +313,12 @@ async fn only_supervisors_and_only_good_input(db: Database) {
     let status = |e: aics_service::ServiceError| e.status_code();
     // Agents: 403 for every call.
     assert_eq!(
-        status(console.create_replay_set(&agent(), &good).await.unwrap_err()),
+        status(
+            console
+                .create_replay_set(&agent(), &good)
+                .await
+                .unwrap_err()
+        ),
         403
     );
     assert_eq!(
@@ -323,7 +334,10 @@ async fn only_supervisors_and_only_good_input(db: Database) {
         ),
         403
     );
-    let set = console.create_replay_set(&supervisor(), &good).await.unwrap();
+    let set = console
+        .create_replay_set(&supervisor(), &good)
+        .await
+        .unwrap();
     assert_eq!(
         status(console.replay_set(&agent(), &set.id).await.unwrap_err()),
         403
@@ -375,7 +389,10 @@ async fn only_supervisors_and_only_good_input(db: Database) {
             .unwrap_err();
         assert_eq!(err.status_code(), 400, "{request:?}: {err}");
     }
-    assert_eq!(console.list_replay_sets(&supervisor()).await.unwrap().len(), 1);
+    assert_eq!(
+        console.list_replay_sets(&supervisor()).await.unwrap().len(),
+        1
+    );
     for options in [
         ReplayOptions {
             engine: Some("warp".into()),
@@ -406,7 +423,12 @@ async fn only_supervisors_and_only_good_input(db: Database) {
         404
     );
     assert_eq!(
-        console.replay_set(&supervisor(), &set.id).await.unwrap().runs.len(),
+        console
+            .replay_set(&supervisor(), &set.id)
+            .await
+            .unwrap()
+            .runs
+            .len(),
         1
     );
 }

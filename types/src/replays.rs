@@ -264,7 +264,10 @@ pub fn replay_item(
     let interrupted = run_state == ReplayRunState::Interrupted;
     let Some(fork) = fork else {
         return if interrupted {
-            fail(item, "the replay's server stopped before this turn was forked")
+            fail(
+                item,
+                "the replay's server stopped before this turn was forked",
+            )
         } else {
             item
         };
@@ -275,7 +278,10 @@ pub fn replay_item(
         }
         (StudioRunState::Running, _) => item,
         (StudioRunState::Failed, _) | (StudioRunState::Done, None) => {
-            let why = fork.error.clone().unwrap_or_else(|| "the fork failed".into());
+            let why = fork
+                .error
+                .clone()
+                .unwrap_or_else(|| "the fork failed".into());
             fail(item, &why)
         }
         (StudioRunState::Done, Some(trace)) => {

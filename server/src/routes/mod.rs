@@ -9,6 +9,7 @@ pub mod conversations;
 pub mod forks;
 pub mod ops;
 pub mod overview;
+pub mod replays;
 
 use std::convert::Infallible;
 
@@ -31,6 +32,7 @@ pub fn api_router(state: &AppState) -> Router<AppState> {
         .merge(accounts::router())
         .merge(overview::router())
         .merge(forks::router())
+        .merge(replays::router())
         .merge(chat::protected_router())
         // Inner: needs the user that `require_user` (outer) found.
         .route_layer(axum::middleware::from_fn_with_state(

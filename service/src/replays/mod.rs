@@ -101,7 +101,11 @@ impl Console {
             &format!(
                 "replay set {name:?}: {} turns{}",
                 turn_ids.len(),
-                if filter.is_some() { ", from a filter" } else { "" }
+                if filter.is_some() {
+                    ", from a filter"
+                } else {
+                    ""
+                }
             ),
         )
         .await;
@@ -165,7 +169,9 @@ impl Console {
                 "replay run {id}: provider {}, engine {}, protocol {}",
                 options.provider.as_deref().unwrap_or("as each turn"),
                 options.engine.map_or("as each turn", EngineKind::as_str),
-                options.protocol.map_or("as each turn", PlanProtocol::as_str),
+                options
+                    .protocol
+                    .map_or("as each turn", PlanProtocol::as_str),
             ),
         )
         .await;
@@ -199,8 +205,8 @@ impl Console {
                 Some(fork_id) => db.studio_run(fork_id).await?,
                 None => None,
             };
-            let gone = (item.fork_id.is_some() && fork.is_none())
-                .then_some("the fork's record is gone");
+            let gone =
+                (item.fork_id.is_some() && fork.is_none()).then_some("the fork's record is gone");
             items.push(replay_item(
                 &item.graph_execution_id,
                 item.error.as_deref().or(gone),
@@ -296,8 +302,9 @@ fn some(v: &Option<String>) -> Option<&str> {
 fn check_options(options: &ReplayOptions) -> Result<ForkOptions, ServiceError> {
     let engine = some(&options.engine)
         .map(|e| {
-            EngineKind::parse(e)
-                .ok_or_else(|| ServiceError::Invalid(format!("engine {e:?} is not graph or linear")))
+            EngineKind::parse(e).ok_or_else(|| {
+                ServiceError::Invalid(format!("engine {e:?} is not graph or linear"))
+            })
         })
         .transpose()?;
     let protocol = some(&options.protocol)

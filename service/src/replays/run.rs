@@ -134,10 +134,7 @@ async fn replay_one(
     let request = fork_request(&before_agent.checkpoint_id, options);
     let mut wait = FIRST_BACKOFF;
     loop {
-        match console
-            .fork_turn(user, graph_execution_id, &request)
-            .await
-        {
+        match console.fork_turn(user, graph_execution_id, &request).await {
             Ok(run) => return Ok(run.id),
             Err(ServiceError::Busy) => {
                 tokio::time::sleep(wait).await;
@@ -174,7 +171,10 @@ pub(crate) async fn sweep(inner: &Inner) {
         .await
     {
         Ok(0) => {}
-        Ok(n) => tracing::warn!(replay_runs = n, "replay runs left running marked interrupted"),
+        Ok(n) => tracing::warn!(
+            replay_runs = n,
+            "replay runs left running marked interrupted"
+        ),
         Err(e) => tracing::warn!(error = %e, "could not sweep replay runs left running"),
     }
 }
