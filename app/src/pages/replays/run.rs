@@ -160,3 +160,61 @@ fn Row(item: ReplayItem) -> impl IntoView {
         </tr>
     }
 }
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::*;
+    use aics_types::{ReplayRunInfo, ReplayTotals};
+
+    fn item(verdict: ReplayVerdict, error: Option<&str>) -> ReplayItem {
+        ReplayItem {
+            graph_execution_id: "0123456789abcdef".into(),
+            fork_id: Some("f".into()),
+            verdict,
+            original_chain: vec!["order_query".into(), "ticket_create".into()],
+            replay_chain: vec!["order_query".into()],
+            reply_changed: Some(true),
+            tokens_delta: Some(-12),
+            cost_delta_usd: Some(0.0),
+            latency_delta_ms: Some(300),
+            error: error.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn the_report_shows_the_totals_and_a_row_per_turn() {
+        let report = ReplayRunReport {
+            run: ReplayRunInfo {
+                id: "r".into(),
+                set_id: "s".into(),
+                created_by: "supervisor".into(),
+                created_at: chrono::DateTime::UNIX_EPOCH,
+                state: ReplayRunState::Done,
+                provider: None,
+                engine: Some("linear".into()),
+                protocol: None,
+                finished_at: None,
+            },
+            set_name: "refunds".into(),
+            totals: ReplayTotals {
+                total: 2,
+                different: 1,
+                error: 1,
+                ..ReplayTotals::default()
+            },
+            items: vec![
+                item(ReplayVerdict::Different, None),
+                item(ReplayVerdict::Error, Some("the fork failed")),
+            ],
+        };
+        let html = Owner::new().with(|| view! { <Report report/> }.to_html());
+        assert!(html.contains("Replay of refunds"), "{html}");
+        assert!(html.contains("engine linear"));
+        assert_eq!(html.matches("data-testid=\"replay-item\"").count(), 2);
+        assert!(html.contains("order_query → ticket_create"));
+        assert!(html.contains("−12 tok"));
+        assert!(html.contains("+300 ms"));
+        assert!(html.contains("the fork failed"));
+        assert!(html.contains("data-verdict=\"different\""));
+    }
+}
