@@ -1,4 +1,4 @@
--- Replay sets (db/src/replays.rs): a named list of turns a supervisor
+-- Replay sets (db/src/replays/): a named list of turns a supervisor
 -- replays against another provider, engine or protocol, and its replay
 -- runs, one fork (studio_runs) per turn. Never edit once landed.
 CREATE TABLE replay_sets (
