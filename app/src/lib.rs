@@ -14,6 +14,8 @@
 //!   - [`pages::turn`]: `/turns/{id}`, one turn's step history: its path,
 //!     each step's state diff, LLM calls and tool calls, live.
 //!   - [`pages::overview`]: `/overview`, the supervisors' charts.
+//!   - [`pages::replays`]: `/replays`, the supervisors' replay sets, their
+//!     replay runs and each run's summary of what changed.
 //!   - [`pages::chat`]: `/chat` and `/chat/{token}`, the customer's side
 //!     (no staff navigation; frameable by the widget).
 //!   - [`pages::login`]: `/login`, the sign-in form.
@@ -116,6 +118,11 @@ pub fn App() -> impl IntoView {
                     <Route
                         path=StaticSegment("overview")
                         view=pages::overview::OverviewPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=StaticSegment("replays")
+                        view=pages::replays::ReplaysPage
                         ssr=SsrMode::Async
                     />
                     <Route

@@ -148,7 +148,7 @@ impl Database {
 
 /// `text` as a `LIKE` pattern matching it anywhere, `\` escaping the
 /// pattern's own `%`, `_` and `\`.
-fn contains_pattern(text: &str) -> String {
+pub(crate) fn contains_pattern(text: &str) -> String {
     let mut out = String::from("%");
     for c in text.trim().to_lowercase().chars() {
         if matches!(c, '%' | '_' | '\\') {

@@ -43,6 +43,8 @@
 //! - [`sessions`]: sign-in sessions, stored by the hash of their token,
 //!   with an absolute expiry, an idle limit and a cap per user.
 //! - [`studio`]: the trace studio's forks of a turn (`studio_runs`).
+//! - [`replays`]: replay sets of turns (by id or by a filter) and their
+//!   replay runs, one fork per turn, leased to the process that runs them.
 //! - [`tokens`]: secret tokens and their stored (hashed) form.
 //! - [`runs`]: every graph run's durable state and lease; at most one active
 //!   run per conversation, across instances; the transactions that end,
@@ -127,6 +129,7 @@ pub mod memories;
 pub mod overview;
 pub mod passwords;
 pub mod relay;
+pub mod replays;
 pub mod runs;
 pub mod search;
 pub mod seed;
@@ -144,6 +147,7 @@ pub use checkpoints::SqlCheckpointer;
 pub use group_commit::WriterStats;
 pub use memories::SqlMemoryStore;
 pub use relay::EventListener;
+pub use replays::{NewReplayRun, ReplayRunItem};
 pub use sessions::LiveSession;
 pub use studio::NewStudioRun;
 pub use tools::support_tools;

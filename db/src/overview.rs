@@ -15,16 +15,27 @@ use chrono::{Duration, NaiveDate};
 
 use crate::{Database, DbError};
 
-/// The SQL that differs between SQLite and PostgreSQL.
-struct Dialect {
+/// The SQL that differs between SQLite and PostgreSQL (the replay sets'
+/// filter reads tool calls with it too, `crate::replays`).
+pub(crate) struct Dialect {
     day: &'static str,
     prompt_tokens: &'static str,
     completion_tokens: &'static str,
     cost: &'static str,
     decision_ms: &'static str,
     tool_calls_from: &'static str,
-    tool_name: &'static str,
+    /// The tool calls of one turn `t`, as rows `c`.
+    pub(crate) turn_tool_calls: &'static str,
+    pub(crate) tool_name: &'static str,
     tool_status: &'static str,
+}
+
+/// The dialect of `db`.
+pub(crate) fn dialect_of(db: &Database) -> &'static Dialect {
+    match db {
+        Database::Sqlite(_) => &SQLITE,
+        Database::Postgres(_) => &POSTGRES,
+    }
 }
 
 const SQLITE: Dialect = Dialect {
@@ -35,6 +46,7 @@ const SQLITE: Dialect = Dialect {
     cost: "CAST(COALESCE(json_extract(trace, '$.costUsd'), 0) AS REAL)",
     decision_ms: "(julianday(decided_at) - julianday(created_at)) * 86400000.0",
     tool_calls_from: "turns, json_each(turns.trace, '$.toolCalls') AS c",
+    turn_tool_calls: "json_each(t.trace, '$.toolCalls')",
     tool_name: "json_extract(c.value, '$.name')",
     tool_status: "json_extract(c.value, '$.status')",
 };
@@ -46,6 +58,7 @@ const POSTGRES: Dialect = Dialect {
     cost: "COALESCE((trace->>'costUsd')::DOUBLE PRECISION, 0)",
     decision_ms: "(EXTRACT(EPOCH FROM (decided_at - created_at)) * 1000.0)::DOUBLE PRECISION",
     tool_calls_from: "turns, jsonb_array_elements(turns.trace->'toolCalls') AS c",
+    turn_tool_calls: "jsonb_array_elements(t.trace->'toolCalls')",
     tool_name: "c->>'name'",
     tool_status: "c->>'status'",
 };
@@ -211,10 +224,7 @@ impl Database {
         let last = now.date_naive();
         let first = last - Duration::days(i64::from(days) - 1);
         let since = first.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc();
-        let dialect = match self {
-            Database::Sqlite(_) => &SQLITE,
-            Database::Postgres(_) => &POSTGRES,
-        };
+        let dialect = dialect_of(self);
         let (day_sql, tool_sql, approval_sql, latency) = (
             days_sql(dialect),
             tools_sql(dialect),

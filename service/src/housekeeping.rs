@@ -1,6 +1,7 @@
 //! The periodic purge: ended sessions (expired or idle), sign-in
-//! failure counts that went quiet, and the trace studio's forks that a
-//! dead process left running (`crate::studio::sweep`). Every instance
+//! failure counts that went quiet, the trace studio's forks that a
+//! dead process left running (`crate::studio::sweep`), and replay runs
+//! whose lease ran out (`crate::replays::run::sweep`). Every instance
 //! runs it; the deletes and updates are idempotent, so several at once
 //! only repeat each other's work.
 
@@ -42,4 +43,5 @@ async fn purge(inner: &Inner) {
         tracing::warn!(error = %e, "could not purge sign-in failure counts");
     }
     crate::studio::sweep(inner).await;
+    crate::replays::run::sweep(inner).await;
 }

@@ -46,6 +46,9 @@
 //!   segment of a turn (aics-otel's OpenTelemetry export).
 //! - `studio`: forks of a stored turn from one of its checkpoints, run
 //!   apart from the conversation with simulated side effects.
+//! - `replays`: replay sets of stored turns and their replay runs, one
+//!   fork per turn, queued behind the studio's cap; the summary of what
+//!   changed.
 //! - `housekeeping`: the periodic purge of ended sessions and quiet
 //!   sign-in counts.
 #![forbid(unsafe_code)]
@@ -68,6 +71,7 @@ mod housekeeping;
 mod hub;
 mod overview;
 mod providers;
+mod replays;
 mod studio;
 mod takeover;
 mod turns;

@@ -15,6 +15,8 @@
 //!   with its original (tool chain, word diff of the reply, deltas).
 //! - [`providers`]: the configured model providers and whether each was
 //!   reachable ([`ProviderInfo`]).
+//! - [`replays`]: replay sets of turns, their replay runs and the summary
+//!   of what changed ([`replay_item`]).
 //! - [`event`]: what a running turn reports as it goes ([`AgentEvent`]).
 //! - [`console`]: what the console shows besides traces: conversations,
 //!   messages, approvals, checkpoints, users, API errors.
@@ -37,6 +39,7 @@ pub mod event;
 pub mod handling;
 pub mod overview;
 pub mod providers;
+pub mod replays;
 pub mod studio;
 pub mod trace;
 
@@ -49,6 +52,7 @@ pub use event::*;
 pub use handling::*;
 pub use overview::*;
 pub use providers::*;
+pub use replays::*;
 pub use studio::*;
 pub use trace::*;
 

@@ -47,6 +47,7 @@ fn Header(session: Session) -> impl IntoView {
     let in_approvals = move || path.with(|p| p == "/approvals").then_some("page");
     let in_accounts = move || path.with(|p| p == "/accounts").then_some("page");
     let in_overview = move || path.with(|p| p == "/overview").then_some("page");
+    let in_replays = move || path.with(|p| p == "/replays").then_some("page");
     let in_account = move || path.with(|p| p == "/account").then_some("page");
     let supervisor = session.is_supervisor();
     let model = session.model.clone();
@@ -87,6 +88,14 @@ fn Header(session: Session) -> impl IntoView {
                                 class=NAV_LINK
                             >
                                 "Overview"
+                            </a>
+                            <a
+                                href="/replays"
+                                data-testid="nav-replays"
+                                aria-current=in_replays
+                                class=NAV_LINK
+                            >
+                                "Replays"
                             </a>
                         }
                         .into_any()

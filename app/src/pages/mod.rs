@@ -8,4 +8,5 @@ pub mod chat;
 pub mod console;
 pub mod login;
 pub mod overview;
+pub mod replays;
 pub mod turn;

@@ -10,6 +10,7 @@ pub mod forks;
 pub mod ops;
 pub mod overview;
 pub mod providers;
+pub mod replays;
 
 use std::convert::Infallible;
 
@@ -33,6 +34,7 @@ pub fn api_router(state: &AppState) -> Router<AppState> {
         .merge(overview::router())
         .merge(forks::router())
         .merge(providers::router())
+        .merge(replays::router())
         .merge(chat::protected_router())
         // Inner: needs the user that `require_user` (outer) found.
         .route_layer(axum::middleware::from_fn_with_state(

@@ -13,7 +13,7 @@
 //! - `forks`: the fork form and list. `compare`: one fork beside the turn.
 
 pub mod api;
-mod compare;
+pub mod compare;
 mod forks;
 mod llm_call;
 pub mod model;
