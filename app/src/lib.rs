@@ -38,6 +38,7 @@
 
 pub mod components;
 pub mod error;
+pub mod lazy_pages;
 pub mod pages;
 pub mod session;
 pub mod sse;
@@ -45,7 +46,7 @@ pub mod sse;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, HashedStylesheet, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::{ParamSegment, SsrMode, StaticSegment};
+use leptos_router::{Lazy, ParamSegment, SsrMode, StaticSegment};
 
 /// The HTML document every page is rendered into.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -94,33 +95,33 @@ pub fn App() -> impl IntoView {
                     />
                     <Route
                         path=StaticSegment("approvals")
-                        view=pages::approvals::ApprovalsPage
+                        view={Lazy::<lazy_pages::ApprovalsRoute>::new()}
                         ssr=SsrMode::Async
                     />
                     <Route
                         path=StaticSegment("account")
-                        view=pages::account::AccountPage
+                        view={Lazy::<lazy_pages::AccountRoute>::new()}
                         ssr=SsrMode::Async
                     />
                     <Route
                         path=StaticSegment("accounts")
-                        view=pages::accounts::AccountsPage
+                        view={Lazy::<lazy_pages::AccountsRoute>::new()}
                         ssr=SsrMode::Async
                     />
-                    <Route path=StaticSegment("chat") view=pages::chat::ChatStartPage ssr=SsrMode::Async/>
+                    <Route path=StaticSegment("chat") view={Lazy::<lazy_pages::ChatStartRoute>::new()} ssr=SsrMode::Async/>
                     <Route
                         path=(StaticSegment("chat"), ParamSegment("token"))
-                        view=pages::chat::CustomerChatPage
+                        view={Lazy::<lazy_pages::CustomerChatRoute>::new()}
                         ssr=SsrMode::Async
                     />
                     <Route
                         path=StaticSegment("overview")
-                        view=pages::overview::OverviewPage
+                        view={Lazy::<lazy_pages::OverviewRoute>::new()}
                         ssr=SsrMode::Async
                     />
                     <Route
                         path=(StaticSegment("turns"), ParamSegment("id"))
-                        view=pages::turn::TurnPage
+                        view={Lazy::<lazy_pages::TurnRoute>::new()}
                         ssr=SsrMode::Async
                     />
                 </Routes>
