@@ -20,6 +20,9 @@
 //!   - [`pages::account`]: `/account`, one's own password and sessions.
 //!   - [`pages::accounts`]: `/accounts`, the supervisors' named accounts
 //!     and the audit log.
+//! - [`lazy_pages`]: the pages that are lazy routes (all but the console and
+//!   the sign-in form): their code is a wasm chunk of its own, fetched when
+//!   the page is first shown.
 //! - [`components`]: the UI atoms every page shares, defined once: icons
 //!   (inline SVG), labels, the live dot, errors, JSON blocks, the tool
 //!   timeline, the trace panel, the page frame.
