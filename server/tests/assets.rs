@@ -180,14 +180,21 @@ async fn the_lazy_routes_chunks_go_out_like_the_main_bundle(pool: SqlitePool) {
         ),
         ("chunk_19.ajJOL8ZnX_fwr7On.wasm", "application/wasm"),
         ("__wasm_split.SGkE7RB7tuSh8V.js", "text/javascript"),
-        ("__wasm_split_manifest.hrCsxkZ9RaIC_U.json", "application/json"),
+        (
+            "__wasm_split_manifest.hrCsxkZ9RaIC_U.json",
+            "application/json",
+        ),
     ] {
         let path = format!("/pkg/{name}");
         let (status, headers, body) = get(&app, &path, Some("gzip, deflate, br")).await;
         assert_eq!(status, StatusCode::OK, "{name}");
         assert_eq!(header(&headers, header::CONTENT_ENCODING), "br", "{name}");
         assert_eq!(body, b"brotli copy", "{name}");
-        assert_eq!(header(&headers, header::CONTENT_TYPE), content_type, "{name}");
+        assert_eq!(
+            header(&headers, header::CONTENT_TYPE),
+            content_type,
+            "{name}"
+        );
         assert_eq!(
             header(&headers, header::CACHE_CONTROL),
             aics::assets::IMMUTABLE,
