@@ -24,7 +24,7 @@ test:
 ## Rebuild and reload on every change (port 3000, reload port 3001).
 watch:
 	scripts/setup.sh run
-	cargo leptos watch
+	cargo leptos watch --split
 
 ## Build what changed in release mode (the client bundle only when its inputs changed).
 build:

@@ -39,13 +39,20 @@ inputs_hash() {
 }
 
 # The bundle's names carry their content hashes (`hash-files` in Cargo.toml),
-# listed in hash.txt beside the server binary as `js: <hash>` lines.
+# listed in hash.txt beside the server binary as `js: <hash>` lines (and
+# `split:`/`manifest:` for the lazy routes' loader; the chunks are found
+# through the manifest).
 hashes="${CARGO_TARGET_DIR:-target}/release/hash.txt"
 bundle_present() {
     [ -f "$hashes" ] || return 1
     local kind hash
     while IFS=': ' read -r kind hash; do
-        case $kind in js | wasm | css) [ -f "$site/pkg/aics.$hash.$kind" ] || return 1 ;; esac
+        case $kind in
+            js | wasm | css) [ -f "$site/pkg/aics.$hash.$kind" ] || return 1 ;;
+            # The lazy routes' chunk loader and its manifest (`--split`).
+            split) [ -f "$site/pkg/__wasm_split.$hash.js" ] || return 1 ;;
+            manifest) [ -f "$site/pkg/__wasm_split_manifest.$hash.json" ] || return 1 ;;
+        esac
     done <"$hashes"
 }
 
@@ -66,7 +73,10 @@ else
     rm -f "$stamp"
     # --precompress writes a .br and a .gz beside every file of the site,
     # which server/src/assets.rs serves to browsers that accept them.
-    cargo leptos build --release --precompress
+    # --split cuts the lazy routes (app/src/lazy_pages.rs) out of the main
+    # wasm into chunks of their own (also hashed, also precompressed); a
+    # build without it leaves the lazy pages' imports unresolved.
+    cargo leptos build --release --precompress --split
     echo "$want" >"$stamp"
 fi
 say "built in $((SECONDS - started)) s"

@@ -22,6 +22,9 @@
 //!   - [`pages::account`]: `/account`, one's own password and sessions.
 //!   - [`pages::accounts`]: `/accounts`, the supervisors' named accounts
 //!     and the audit log.
+//! - [`lazy_pages`]: the pages that are lazy routes (all but the console and
+//!   the sign-in form): their code is a wasm chunk of its own, fetched when
+//!   the page is first shown.
 //! - [`components`]: the UI atoms every page shares, defined once: icons
 //!   (inline SVG), labels, the live dot, errors, JSON blocks, the tool
 //!   timeline, the trace panel, the page frame.
@@ -40,6 +43,7 @@
 
 pub mod components;
 pub mod error;
+pub mod lazy_pages;
 pub mod pages;
 pub mod session;
 pub mod sse;
@@ -47,7 +51,7 @@ pub mod sse;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, HashedStylesheet, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::{ParamSegment, SsrMode, StaticSegment};
+use leptos_router::{Lazy, ParamSegment, SsrMode, StaticSegment};
 
 /// The HTML document every page is rendered into.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -96,28 +100,28 @@ pub fn App() -> impl IntoView {
                     />
                     <Route
                         path=StaticSegment("approvals")
-                        view=pages::approvals::ApprovalsPage
+                        view={Lazy::<lazy_pages::ApprovalsRoute>::new()}
                         ssr=SsrMode::Async
                     />
                     <Route
                         path=StaticSegment("account")
-                        view=pages::account::AccountPage
+                        view={Lazy::<lazy_pages::AccountRoute>::new()}
                         ssr=SsrMode::Async
                     />
                     <Route
                         path=StaticSegment("accounts")
-                        view=pages::accounts::AccountsPage
+                        view={Lazy::<lazy_pages::AccountsRoute>::new()}
                         ssr=SsrMode::Async
                     />
-                    <Route path=StaticSegment("chat") view=pages::chat::ChatStartPage ssr=SsrMode::Async/>
+                    <Route path=StaticSegment("chat") view={Lazy::<lazy_pages::ChatStartRoute>::new()} ssr=SsrMode::Async/>
                     <Route
                         path=(StaticSegment("chat"), ParamSegment("token"))
-                        view=pages::chat::CustomerChatPage
+                        view={Lazy::<lazy_pages::CustomerChatRoute>::new()}
                         ssr=SsrMode::Async
                     />
                     <Route
                         path=StaticSegment("overview")
-                        view=pages::overview::OverviewPage
+                        view={Lazy::<lazy_pages::OverviewRoute>::new()}
                         ssr=SsrMode::Async
                     />
                     <Route
@@ -127,7 +131,7 @@ pub fn App() -> impl IntoView {
                     />
                     <Route
                         path=(StaticSegment("turns"), ParamSegment("id"))
-                        view=pages::turn::TurnPage
+                        view={Lazy::<lazy_pages::TurnRoute>::new()}
                         ssr=SsrMode::Async
                     />
                 </Routes>

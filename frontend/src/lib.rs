@@ -3,5 +3,7 @@
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(app::App);
+    // Lazy routes (app::lazy_pages): the chunk of the page being hydrated
+    // loads before hydration starts.
+    leptos::mount::hydrate_lazy(app::App);
 }

@@ -52,6 +52,19 @@ fn site() -> tempdir::Site {
     write("aics.0123abcd.wasm.br", b"brotli copy");
     write("aics.0123abcd.wasm.gz", b"gzip copy");
     write("aics.0123abcd.css", b"body{margin:0}");
+    // What `--split` adds (app/src/lazy_pages.rs): a lazy route's chunk, a
+    // chunk two of them share, the loader and its manifest, each hashed and
+    // precompressed by the same build.
+    for name in [
+        "split___turn_route_view_1366.7wNxPQ8Y4XUz9G.wasm",
+        "chunk_19.ajJOL8ZnX_fwr7On.wasm",
+        "__wasm_split.SGkE7RB7tuSh8V.js",
+        "__wasm_split_manifest.hrCsxkZ9RaIC_U.json",
+    ] {
+        write(name, WASM);
+        write(&format!("{name}.br"), b"brotli copy");
+        write(&format!("{name}.gz"), b"gzip copy");
+    }
     tempdir::Site(root)
 }
 
@@ -155,6 +168,42 @@ async fn the_bundle_goes_out_precompressed_and_cached_for_good(pool: SqlitePool)
         header(&headers, header::CACHE_CONTROL),
         aics::assets::IMMUTABLE
     );
+}
+
+#[sqlx::test(migrations = false)]
+async fn the_lazy_routes_chunks_go_out_like_the_main_bundle(pool: SqlitePool) {
+    let app = app(pool, true).await;
+    for (name, content_type) in [
+        (
+            "split___turn_route_view_1366.7wNxPQ8Y4XUz9G.wasm",
+            "application/wasm",
+        ),
+        ("chunk_19.ajJOL8ZnX_fwr7On.wasm", "application/wasm"),
+        ("__wasm_split.SGkE7RB7tuSh8V.js", "text/javascript"),
+        (
+            "__wasm_split_manifest.hrCsxkZ9RaIC_U.json",
+            "application/json",
+        ),
+    ] {
+        let path = format!("/pkg/{name}");
+        let (status, headers, body) = get(&app, &path, Some("gzip, deflate, br")).await;
+        assert_eq!(status, StatusCode::OK, "{name}");
+        assert_eq!(header(&headers, header::CONTENT_ENCODING), "br", "{name}");
+        assert_eq!(body, b"brotli copy", "{name}");
+        assert_eq!(
+            header(&headers, header::CONTENT_TYPE),
+            content_type,
+            "{name}"
+        );
+        assert_eq!(
+            header(&headers, header::CACHE_CONTROL),
+            aics::assets::IMMUTABLE,
+            "{name}"
+        );
+        let (_, headers, body) = get(&app, &path, Some("gzip")).await;
+        assert_eq!(header(&headers, header::CONTENT_ENCODING), "gzip", "{name}");
+        assert_eq!(body, b"gzip copy", "{name}");
+    }
 }
 
 #[sqlx::test(migrations = false)]

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use super::api::{list_conversations, search_conversations, CreateConversation};
 use super::state::UNTITLED;
 use crate::components::badges::HandlingBadge;
-use crate::components::errors::ErrorList;
+use crate::components::errors::or_alert;
 use crate::components::icons::{Icon, IconKind};
 use crate::session::reload_to;
 
@@ -94,11 +94,8 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
             }}
             <div class="min-h-0 flex-1 overflow-y-auto">
                 <Transition fallback=|| view! { <p class="px-3 py-2 text-sm text-slate-500">"Loading…"</p> }>
-                    <ErrorBoundary fallback=|errors| view! { <ErrorList errors class="mx-3 p-2"/> }>
                         {move || Suspend::new(async move {
-                            conversations
-                                .await
-                                .map(|list| {
+                            or_alert(conversations.await, "mx-3 p-2", |list| {
                                     if list.is_empty() {
                                         view! {
                                             <p class="px-3 py-2 text-sm text-slate-500">"No conversations yet."</p>
@@ -117,7 +114,6 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
                                     }
                                 })
                         })}
-                    </ErrorBoundary>
                 </Transition>
             </div>
         </aside>

@@ -39,7 +39,7 @@ use leptos_router::components::Redirect;
 use leptos_router::hooks::use_params_map;
 use leptos_router::NavigateOptions;
 
-use crate::components::errors::ErrorList;
+use crate::components::errors::or_alert;
 use crate::components::layout::Layout;
 use crate::session::{Authed, Session};
 use api::{get_conversation, open_conversation};
@@ -82,9 +82,8 @@ fn OpenConversation() -> impl IntoView {
     let target = Resource::new(|| (), |_| open_conversation());
     view! {
         <Suspense fallback=|| view! { <Pane>"Opening the latest conversation…"</Pane> }>
-            <ErrorBoundary fallback=|errors| view! { <ErrorList errors class="m-6 md:col-start-2 xl:col-span-2"/> }>
-                {move || Suspend::new(async move {
-                    target.await.map(|id| {
+            {move || Suspend::new(async move {
+                    or_alert(target.await, "m-6 md:col-start-2 xl:col-span-2", |id| {
                         let options = NavigateOptions {
                             replace: true,
                             ..Default::default()
@@ -92,7 +91,6 @@ fn OpenConversation() -> impl IntoView {
                         view! { <Redirect path=format!("/c/{id}") options/> }
                     })
                 })}
-            </ErrorBoundary>
         </Suspense>
     }
 }
@@ -111,12 +109,12 @@ fn ChatView(id: String, session: Session, refresh: RwSignal<u32>) -> impl IntoVi
     let session = StoredValue::new(session);
     view! {
         <Transition fallback=|| view! { <Pane>"Loading the conversation…"</Pane> }>
-            <ErrorBoundary fallback=|errors| view! { <ErrorList errors class="m-6 md:col-start-2 xl:col-span-2"/> }>
                 {move || Suspend::new(async move {
                     let session = session.get_value();
-                    detail.await.map(|detail| view! { <ChatLive detail session refresh/> })
+                    or_alert(detail.await, "m-6 md:col-start-2 xl:col-span-2", |detail| {
+                        view! { <ChatLive detail session refresh/> }
+                    })
                 })}
-            </ErrorBoundary>
         </Transition>
     }
 }

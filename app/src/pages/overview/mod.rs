@@ -10,7 +10,7 @@ use aics_types::Overview;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::ErrorList;
+use crate::components::errors::or_alert;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::session::{Authed, Session};
@@ -85,11 +85,9 @@ fn OverviewView(days: Memo<u32>) -> impl IntoView {
             </nav>
         </div>
         <Transition fallback=|| view! { <p class="text-sm text-slate-500">"Counting…"</p> }>
-            <ErrorBoundary fallback=|errors| view! { <ErrorList errors/> }>
-                {move || Suspend::new(async move {
-                    overview.await.map(|o| view! { <Charts overview=o/> })
-                })}
-            </ErrorBoundary>
+            {move || Suspend::new(async move {
+                or_alert(overview.await, "", |o| view! { <Charts overview=o/> })
+            })}
         </Transition>
     }
 }

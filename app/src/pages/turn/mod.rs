@@ -26,7 +26,7 @@ use aics_types::{CheckpointView, StopReason, TurnDetail};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
-use crate::components::errors::ErrorList;
+use crate::components::errors::or_alert;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::components::timeline::ToolTimeline;
@@ -107,11 +107,9 @@ fn TurnBody(session: Session, id: Memo<String>) -> impl IntoView {
         <Layout session>
             <main class="mx-auto max-w-6xl p-4 lg:p-6">
                 <Transition fallback=|| view! { <p class="text-sm text-slate-500">"Loading the turn…"</p> }>
-                    <ErrorBoundary fallback=|errors| view! { <ErrorList errors/> }>
-                        {move || Suspend::new(async move {
-                            detail.await.map(|detail| view! { <TurnView detail supervisor/> })
-                        })}
-                    </ErrorBoundary>
+                    {move || Suspend::new(async move {
+                        or_alert(detail.await, "", |detail| view! { <TurnView detail supervisor/> })
+                    })}
                 </Transition>
             </main>
         </Layout>
