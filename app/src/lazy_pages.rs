@@ -114,3 +114,17 @@ impl LazyRoute for TurnRoute {
         view! { <pages::turn::TurnPage/> }.into_any()
     }
 }
+
+/// `/replays`.
+pub struct ReplaysRoute;
+
+#[lazy_route]
+impl LazyRoute for ReplaysRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <pages::replays::ReplaysPage/> }.into_any()
+    }
+}

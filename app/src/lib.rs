@@ -126,7 +126,7 @@ pub fn App() -> impl IntoView {
                     />
                     <Route
                         path=StaticSegment("replays")
-                        view=pages::replays::ReplaysPage
+                        view={Lazy::<lazy_pages::ReplaysRoute>::new()}
                         ssr=SsrMode::Async
                     />
                     <Route

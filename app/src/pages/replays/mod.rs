@@ -14,7 +14,7 @@ pub mod set;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::ErrorList;
+use crate::components::errors::or_alert;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::session::{Authed, Session};
@@ -73,9 +73,8 @@ fn ReplaysView() -> impl IntoView {
                 <section aria-label="Replay sets" class="rounded-xl border border-slate-200 bg-white p-3 shadow-sm">
                     <h2 class="mb-2 text-sm font-semibold text-slate-700">"Sets"</h2>
                     <Transition fallback=|| view! { <p class="text-xs text-slate-500">"Loading…"</p> }>
-                        <ErrorBoundary fallback=|errors| view! { <ErrorList errors/> }>
                             {move || Suspend::new(async move {
-                                sets.await.map(|sets| {
+                                or_alert(sets.await, "", |sets| {
                                     if sets.is_empty() {
                                         view! { <p data-testid="no-replay-sets" class="text-xs text-slate-500">"No sets yet."</p> }.into_any()
                                     } else {
@@ -105,7 +104,6 @@ fn ReplaysView() -> impl IntoView {
                                     }
                                 })
                             })}
-                        </ErrorBoundary>
                     </Transition>
                 </section>
             </div>
