@@ -27,6 +27,9 @@ cargo fmt --all -- --check
 step "cargo clippy (server, ssr)"
 cargo clippy --workspace --exclude frontend --all-targets -- -D warnings
 
+step "cargo clippy (server with the opt-in OpenTelemetry export)"
+cargo clippy -p aics --features otel --all-targets -- -D warnings
+
 step "cargo clippy (browser, hydrate, wasm32)"
 cargo clippy -p frontend -p app --target wasm32-unknown-unknown --features app/hydrate -- -D warnings
 
