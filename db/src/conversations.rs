@@ -196,20 +196,40 @@ macro_rules! append_message {
     }};
 }
 
+/// One tool call as the overview counts it (`turns.tools`).
+#[derive(serde::Serialize)]
+pub(crate) struct TurnTool<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) status: aics_types::ToolCallStatus,
+}
+
 /// Saves (or replaces) a trace on executor `$exec`.
 macro_rules! save_turn {
     ($exec:expr, $trace:expr) => {{
         let trace: &aics_types::ChatTurnTraceResult = $trace;
         let duration_ms = i64::try_from(trace.duration_ms).unwrap_or(i64::MAX);
+        // The overview's figures, beside the trace they come from
+        // (db/src/overview.rs reads these, never the trace).
+        let tools: Vec<$crate::conversations::TurnTool<'_>> = trace
+            .tool_calls
+            .iter()
+            .map(|c| $crate::conversations::TurnTool {
+                name: &c.name,
+                status: c.status,
+            })
+            .collect();
         sqlx::query(
             "INSERT INTO turns (graph_execution_id, session_id, intent, stop_reason, pending_approval, \
-             duration_ms, llm_calls, steps_taken, trace, started_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+             duration_ms, llm_calls, steps_taken, trace, started_at, updated_at, \
+             prompt_tokens, completion_tokens, cost_usd, tools) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
              ON CONFLICT (graph_execution_id) DO UPDATE SET \
              intent = excluded.intent, stop_reason = excluded.stop_reason, \
              pending_approval = excluded.pending_approval, duration_ms = excluded.duration_ms, \
              llm_calls = excluded.llm_calls, steps_taken = excluded.steps_taken, \
-             trace = excluded.trace, updated_at = excluded.updated_at",
+             trace = excluded.trace, updated_at = excluded.updated_at, \
+             prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens, \
+             cost_usd = excluded.cost_usd, tools = excluded.tools",
         )
         .bind(&trace.graph_execution_id)
         .bind(&trace.session_id)
@@ -222,6 +242,10 @@ macro_rules! save_turn {
         .bind(sqlx::types::Json(trace))
         .bind(trace.started_at)
         .bind($crate::now())
+        .bind(i64::try_from(trace.usage.prompt_tokens).unwrap_or(i64::MAX))
+        .bind(i64::try_from(trace.usage.completion_tokens).unwrap_or(i64::MAX))
+        .bind(trace.cost_usd.unwrap_or(0.0))
+        .bind(sqlx::types::Json(&tools))
         .execute($exec)
         .await?
         .rows_affected()

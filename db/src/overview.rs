@@ -40,25 +40,24 @@ pub(crate) fn dialect_of(db: &Database) -> &'static Dialect {
 
 const SQLITE: Dialect = Dialect {
     day: "substr(started_at, 1, 10)",
-    prompt_tokens: "CAST(COALESCE(json_extract(trace, '$.usage.promptTokens'), 0) AS INTEGER)",
-    completion_tokens:
-        "CAST(COALESCE(json_extract(trace, '$.usage.completionTokens'), 0) AS INTEGER)",
-    cost: "CAST(COALESCE(json_extract(trace, '$.costUsd'), 0) AS REAL)",
+    prompt_tokens: "prompt_tokens",
+    completion_tokens: "completion_tokens",
+    cost: "cost_usd",
     decision_ms: "(julianday(decided_at) - julianday(created_at)) * 86400000.0",
-    tool_calls_from: "turns, json_each(turns.trace, '$.toolCalls') AS c",
-    turn_tool_calls: "json_each(t.trace, '$.toolCalls')",
+    tool_calls_from: "turns, json_each(turns.tools) AS c",
+    turn_tool_calls: "json_each(t.tools)",
     tool_name: "json_extract(c.value, '$.name')",
     tool_status: "json_extract(c.value, '$.status')",
 };
 
 const POSTGRES: Dialect = Dialect {
     day: "to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
-    prompt_tokens: "COALESCE((trace->'usage'->>'promptTokens')::BIGINT, 0)",
-    completion_tokens: "COALESCE((trace->'usage'->>'completionTokens')::BIGINT, 0)",
-    cost: "COALESCE((trace->>'costUsd')::DOUBLE PRECISION, 0)",
+    prompt_tokens: "prompt_tokens",
+    completion_tokens: "completion_tokens",
+    cost: "cost_usd",
     decision_ms: "(EXTRACT(EPOCH FROM (decided_at - created_at)) * 1000.0)::DOUBLE PRECISION",
-    tool_calls_from: "turns, jsonb_array_elements(turns.trace->'toolCalls') AS c",
-    turn_tool_calls: "jsonb_array_elements(t.trace->'toolCalls')",
+    tool_calls_from: "turns, jsonb_array_elements(turns.tools) AS c",
+    turn_tool_calls: "jsonb_array_elements(t.tools)",
     tool_name: "c->>'name'",
     tool_status: "c->>'status'",
 };

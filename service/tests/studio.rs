@@ -68,8 +68,9 @@ async fn a_running_turn_has_a_detail_from_its_latest_checkpoint(pool: SqlitePool
     let console = Console::new(
         ready(Database::Sqlite(pool)).await,
         ConsoleConfig {
-            // The reply streams slowly: the turn is seen mid-run.
-            demo_token_delay: Duration::from_millis(40),
+            // The reply streams slowly: the turn is seen mid-run, even on
+            // a loaded machine where one poll takes a while.
+            demo_token_delay: Duration::from_millis(120),
             ..ConsoleConfig::for_tests()
         },
     )
