@@ -1,5 +1,6 @@
 //! What the server's integration tests share: a reader of server-sent
-//! events, and a real `aics` process to start, query and kill.
+//! events, a real `aics` process to start, query and kill, and the router
+//! called in process ([`oneshot`]).
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -8,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::Value;
+
+pub mod oneshot;
 
 pub const API_TOKEN: &str = "test-api-token-0123456789";
 
