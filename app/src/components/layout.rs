@@ -174,14 +174,8 @@ fn ModelInfoPill(model: aics_types::ModelInfo) -> impl IntoView {
                 }
             })
         };
-        Effect::new(move |_| {
-            refresh();
-            if let Ok(handle) =
-                set_interval_with_handle(refresh, std::time::Duration::from_secs(60))
-            {
-                on_cleanup(move || handle.clear());
-            }
-        });
+        Effect::new(move |_| refresh());
+        crate::components::poll::poll_every(std::time::Duration::from_secs(60), refresh);
     }
     let settings = format!(
         "engine {} · up to {} tool loops",
@@ -255,14 +249,8 @@ fn WaitingForHuman() -> impl IntoView {
                 }
             })
         };
-        Effect::new(move |_| {
-            refresh();
-            if let Ok(handle) =
-                set_interval_with_handle(refresh, std::time::Duration::from_secs(20))
-            {
-                on_cleanup(move || handle.clear());
-            }
-        });
+        Effect::new(move |_| refresh());
+        crate::components::poll::poll_every(std::time::Duration::from_secs(20), refresh);
     }
     view! {
         <span

@@ -7,5 +7,6 @@ pub mod json;
 pub mod layout;
 pub mod live_dot;
 pub mod markdown;
+pub mod poll;
 pub mod timeline;
 pub mod trace;

@@ -8,6 +8,8 @@
 use aics_types::{ReplayItem, ReplayRunReport, ReplayRunState, ReplayVerdict};
 use leptos::prelude::*;
 
+use crate::components::poll::poll_every;
+
 use super::api::get_replay_run;
 use super::set::state_badge;
 use crate::pages::turn::compare::{cost_delta, signed};
@@ -42,21 +44,13 @@ pub fn RunSummary(id: String) -> impl IntoView {
         })
     };
     Effect::new(move |_| load());
-    Effect::new(move |_| {
-        let tick = move || {
-            let running = report.with_untracked(
-                |r| !matches!(r, Some(Ok(r)) if r.run.state != ReplayRunState::Running),
-            );
-            if running {
-                load();
-            }
-        };
-        let handle = set_interval_with_handle(tick, std::time::Duration::from_secs(2));
-        on_cleanup(move || {
-            if let Ok(h) = handle {
-                h.clear();
-            }
-        });
+    poll_every(std::time::Duration::from_secs(2), move || {
+        let running = report.with_untracked(
+            |r| !matches!(r, Some(Ok(r)) if r.run.state != ReplayRunState::Running),
+        );
+        if running {
+            load();
+        }
     });
     view! {
         <section aria-label="Replay run" data-testid="replay-run" class="rounded-xl border border-slate-200 bg-white p-3 shadow-sm">

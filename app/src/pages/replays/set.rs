@@ -6,6 +6,8 @@
 
 use aics_types::{ReplayOptions, ReplayRunState, ReplaySet};
 use leptos::prelude::*;
+
+use crate::components::poll::poll_every;
 use leptos_router::hooks::use_navigate;
 
 use super::api::{get_replay_set, start_replay};
@@ -64,21 +66,13 @@ pub fn SetPanel(id: String, run_id: Memo<Option<String>>) -> impl IntoView {
         run_id.track();
         load();
     });
-    Effect::new(move |_| {
-        let tick = move || {
-            let running = set.with_untracked(|s| {
-                matches!(s, Some(Ok(s)) if s.runs.iter().any(|r| r.state == ReplayRunState::Running))
-            });
-            if running {
-                load();
-            }
-        };
-        let handle = set_interval_with_handle(tick, std::time::Duration::from_secs(2));
-        on_cleanup(move || {
-            if let Ok(h) = handle {
-                h.clear();
-            }
+    poll_every(std::time::Duration::from_secs(2), move || {
+        let running = set.with_untracked(|s| {
+            matches!(s, Some(Ok(s)) if s.runs.iter().any(|r| r.state == ReplayRunState::Running))
         });
+        if running {
+            load();
+        }
     });
     view! {
         <section aria-label="Replay set" data-testid="replay-set" class="rounded-xl border border-slate-200 bg-white p-3 shadow-sm">

@@ -13,6 +13,8 @@
 
 use aics_types::{ChatTurnTraceResult, CheckpointView, ProviderInfo, StudioRunState};
 use leptos::prelude::*;
+
+use crate::components::poll::poll_every;
 use serde_json::Value;
 
 use super::api::{list_forks, StartFork};
@@ -89,21 +91,13 @@ pub fn ForksPanel(gid: String, original: ChatTurnTraceResult, target: ForkTarget
         version.track();
         load();
     });
-    Effect::new(move |_| {
-        let tick = move || {
-            let running = forks.with_untracked(|f| {
-                matches!(f, Some(Ok(runs)) if runs.iter().any(|r| r.state == StudioRunState::Running))
-            });
-            if running {
-                load();
-            }
-        };
-        let handle = set_interval_with_handle(tick, std::time::Duration::from_secs(2));
-        on_cleanup(move || {
-            if let Ok(h) = handle {
-                h.clear();
-            }
+    poll_every(std::time::Duration::from_secs(2), move || {
+        let running = forks.with_untracked(|f| {
+            matches!(f, Some(Ok(runs)) if runs.iter().any(|r| r.state == StudioRunState::Running))
         });
+        if running {
+            load();
+        }
     });
     let turn_model = original.model.clone();
     let original = StoredValue::new(original);
