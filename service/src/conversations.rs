@@ -9,7 +9,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::error::ServiceError;
-use crate::hub::{CatchUp, EventId};
+use crate::hub::{CatchUp, EventId, Received};
 use crate::{check_session_id, Console};
 
 /// How many conversations the list shows.
@@ -278,7 +278,8 @@ impl Console {
     /// sequence number. With `last_event_id` (the SSE `Last-Event-ID` of a
     /// reconnecting client) it first replays what the client missed, or
     /// says `resync` when that is no longer kept. A subscriber that falls
-    /// behind gets `resync` and goes on; it never slows a turn.
+    /// behind catches up from the same buffer, or gets `resync` and goes on
+    /// when even that no longer holds what it missed; it never slows a turn.
     pub fn conversation_events(
         &self,
         session_id: &str,
@@ -286,7 +287,7 @@ impl Console {
     ) -> Result<EventStream, ServiceError> {
         check_session_id(session_id)?;
         let last = last_event_id.and_then(|l| l.parse::<EventId>().ok());
-        let (catch_up, rx) = self.inner.hub.subscribe(session_id, last);
+        let (catch_up, subscription) = self.inner.hub.subscribe(session_id, last);
         // The replay and the subscription were taken under one lock: the
         // live events are exactly those after the replay, none twice.
         let first: Vec<LiveEvent> = match catch_up {
@@ -302,21 +303,16 @@ impl Console {
                 })
                 .collect(),
         };
-        let live = stream::unfold(rx, |mut rx| async move {
-            match rx.recv().await {
-                Ok(e) => Some((
-                    LiveEvent {
-                        id: Some(e.id),
-                        event: e.event.clone(),
-                    },
-                    rx,
-                )),
-                Err(RecvError::Lagged(missed)) => {
-                    tracing::warn!(missed, "an event stream fell behind; it resyncs");
-                    Some((resync("this stream fell behind"), rx))
-                }
-                Err(RecvError::Closed) => None,
-            }
+        let live = stream::unfold(subscription, |mut subscription| async move {
+            let event = match subscription.recv().await {
+                Received::Event(e) => LiveEvent {
+                    id: Some(e.id),
+                    event: e.event.clone(),
+                },
+                Received::FellBehind => resync("this stream fell behind"),
+                Received::Closed => return None,
+            };
+            Some((event, subscription))
         });
         Ok(stream::iter(first).chain(live).boxed())
     }

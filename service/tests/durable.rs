@@ -469,9 +469,35 @@ async fn a_subscriber_that_never_reads_does_not_hold_up_the_turn(pool: SqlitePoo
     let console = Console::new(db, ConsoleConfig::for_tests()).await.unwrap();
     let sid = "never-reads";
     let mut stuck = console.conversation_events(sid, None).unwrap();
-    // Enough turns to overflow the subscriber's buffer (1024 events).
+    let mut slow = console.conversation_events(sid, None).unwrap();
+    // A few turns: far more events than a stream's ring holds (64), far
+    // fewer than the conversation's replay buffer (4,096).
+    for i in 0..5 {
+        let trace = console
+            .chat(&agent(), sid, &format!("What is your refund policy? ({i})"))
+            .await
+            .unwrap();
+        assert_eq!(trace.stop_reason, Some(StopReason::FinalAnswer));
+    }
+    // The slow reader gets every event of the five turns, in order, once.
+    let mut finals = 0;
+    let mut last: Option<aics_service::EventId> = None;
+    while finals < 5 {
+        let e = next(&mut slow).await;
+        assert!(
+            !matches!(e.event, AgentEvent::Resync { .. }),
+            "a reader within the replay buffer must not resync"
+        );
+        let id = e.id.expect("a conversation's events are numbered");
+        if let Some(last) = last {
+            assert!(id > last, "{id} after {last}");
+        }
+        last = Some(id);
+        finals += usize::from(matches!(e.event, AgentEvent::Final { .. }));
+    }
+    // Enough turns to overflow the replay buffer too.
     let started = Instant::now();
-    for i in 0..30 {
+    for i in 5..150 {
         let trace = tokio::time::timeout(
             Duration::from_secs(30),
             console.chat(&agent(), sid, &format!("What is your refund policy? ({i})")),
@@ -482,7 +508,7 @@ async fn a_subscriber_that_never_reads_does_not_hold_up_the_turn(pool: SqlitePoo
         assert_eq!(trace.stop_reason, Some(StopReason::FinalAnswer));
     }
     println!(
-        "30 turns beside a stuck subscriber took {:?}",
+        "145 turns beside a stuck subscriber took {:?}",
         started.elapsed()
     );
     let first = next(&mut stuck).await;

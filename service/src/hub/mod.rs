@@ -4,8 +4,10 @@
 //! `LISTEN/NOTIFY`, [`relay`]).
 //!
 //! Publishing never waits: every subscriber reads from its own bounded view
-//! of a broadcast ring, so a slow reader falls behind alone and is told to
-//! [`AgentEvent::Resync`]; it never slows the turn. A reconnecting client
+//! of a small broadcast ring, so a slow reader falls behind alone; it then
+//! catches up from the replay buffer ([`subscription`]), and only when that
+//! no longer holds what it missed is it told to [`AgentEvent::Resync`]. It
+//! never slows the turn. A reconnecting client
 //! names the last event it saw (`Last-Event-ID`) and gets what it missed
 //! from the replay buffer, or a `resync` when the buffer no longer holds it.
 //!
@@ -15,6 +17,10 @@
 //! instances without a write per event.
 
 mod relay;
+mod subscription;
+
+use subscription::CaughtUp;
+pub(crate) use subscription::{Received, Subscription};
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,8 +32,17 @@ use aics_types::AgentEvent;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc};
 
-/// How far a subscriber may fall behind before it is told to resync.
-const SUBSCRIBER_CAPACITY: usize = 1024;
+/// A watched conversation's broadcast ring: how far a subscriber may fall
+/// behind before it catches up from the replay buffer. Small, because tokio
+/// allocates every slot when the ring is made, for every watched
+/// conversation.
+const RING_CAPACITY: usize = 64;
+/// How far an approvals stream may fall behind before it is told to resync
+/// (one ring for the whole instance).
+const APPROVALS_CAPACITY: usize = 1024;
+// A lagging subscriber catches up from the replay buffer: it must hold
+// many rings' worth.
+const _: () = assert!(REPLAY_CAPACITY >= RING_CAPACITY * 8);
 /// How many events of a conversation are kept for reconnecting clients.
 const REPLAY_CAPACITY: usize = 4096;
 /// A conversation's buffer is dropped after this long with no event and no
@@ -94,6 +109,9 @@ struct Channel {
     /// only its replay buffer.
     tx: Option<broadcast::Sender<Arc<Sequenced>>>,
     replay: VecDeque<Arc<Sequenced>>,
+    /// How many events this channel has buffered since it was made: the
+    /// position of the next one (see [`subscription`]).
+    pushed: u64,
     touched: Instant,
 }
 
@@ -102,6 +120,7 @@ impl Channel {
         Self {
             tx: None,
             replay: VecDeque::new(),
+            pushed: 0,
             touched: Instant::now(),
         }
     }
@@ -193,7 +212,7 @@ impl EventHub {
     pub(crate) async fn start(db: &Database, instance_id: &str) -> Result<Self, aics_db::DbError> {
         let mut hub = Self {
             channels: Arc::default(),
-            approvals: broadcast::channel(SUBSCRIBER_CAPACITY).0,
+            approvals: broadcast::channel(APPROVALS_CAPACITY).0,
             relay: None,
             db: db.clone(),
         };
@@ -256,12 +275,12 @@ impl EventHub {
         &self,
         session_id: &str,
         last: Option<EventId>,
-    ) -> (CatchUp, broadcast::Receiver<Arc<Sequenced>>) {
+    ) -> (CatchUp, Subscription) {
         let mut channels = self.channels();
         let channel = channels.of(session_id);
         let rx = channel
             .tx
-            .get_or_insert_with(|| broadcast::channel(SUBSCRIBER_CAPACITY).0)
+            .get_or_insert_with(|| broadcast::channel(RING_CAPACITY).0)
             .subscribe();
         let catch_up = match last {
             None => CatchUp::Live,
@@ -270,7 +289,41 @@ impl EventHub {
                 None => CatchUp::Resync,
             },
         };
-        (catch_up, rx)
+        let subscription = Subscription {
+            hub: self.clone(),
+            session_id: session_id.to_owned(),
+            rx,
+            next: channel.pushed,
+            backlog: VecDeque::new(),
+        };
+        (catch_up, subscription)
+    }
+
+    /// A subscriber that fell behind the ring at position `next`: the
+    /// buffered events from there on (when still held) and a new place in
+    /// the ring after them, taken under one lock.
+    fn catch_up(&self, session_id: &str, next: u64) -> CaughtUp {
+        let mut channels = self.channels();
+        let channel = channels.of(session_id);
+        let rx = channel
+            .tx
+            .get_or_insert_with(|| broadcast::channel(RING_CAPACITY).0)
+            .subscribe();
+        let oldest = channel.pushed - channel.replay.len() as u64;
+        if (oldest..=channel.pushed).contains(&next) {
+            let skip = (next - oldest) as usize;
+            CaughtUp {
+                missed: Some(channel.replay.iter().skip(skip).cloned().collect()),
+                rx,
+                next,
+            }
+        } else {
+            CaughtUp {
+                missed: None,
+                rx,
+                next: channel.pushed,
+            }
+        }
     }
 
     /// Subscribes to `approval_required` and `approval_decided` of every
@@ -313,6 +366,7 @@ impl EventHub {
             let _ = tx.send(event.clone());
         }
         channel.replay.push_back(event);
+        channel.pushed += 1;
     }
 
     /// What the relay's listener received from another instance.
@@ -421,21 +475,68 @@ mod tests {
         assert!(matches!(catch_up, CatchUp::Resync));
     }
 
+    fn n_of(received: Received) -> u64 {
+        match received {
+            Received::Event(e) => e.id.n,
+            other => panic!("expected an event, got {other:?}"),
+        }
+    }
+
     #[tokio::test]
-    async fn a_subscriber_that_never_reads_lags_alone_and_never_blocks_the_publisher() {
+    async fn a_subscriber_that_falls_behind_the_ring_catches_up_from_the_buffer() {
+        let hub = hub();
+        let p = publisher(&hub, 1);
+        let (_, mut slow) = hub.subscribe("s", None);
+        let (_, mut reader) = hub.subscribe("s", None);
+        let total = (RING_CAPACITY * 3) as u64;
+        for i in 0..total {
+            p.publish(token(&i.to_string()));
+            // The other subscriber keeps up; the publisher never waits.
+            assert_eq!(n_of(reader.recv().await), i);
+        }
+        // Far past its ring: every event still comes, in order, once.
+        for i in 0..total {
+            assert_eq!(n_of(slow.recv().await), i);
+        }
+        // And it is live again afterwards.
+        p.publish(token("live"));
+        assert_eq!(n_of(slow.recv().await), total);
+    }
+
+    #[tokio::test]
+    async fn events_published_while_catching_up_are_neither_lost_nor_doubled() {
+        let hub = hub();
+        let p = publisher(&hub, 1);
+        let (_, mut slow) = hub.subscribe("s", None);
+        let mut published = 0u64;
+        let mut seen = Vec::new();
+        // Publish in bursts bigger than the ring, reading a little between.
+        for _ in 0..20 {
+            for _ in 0..(RING_CAPACITY + 7) {
+                p.publish(token("t"));
+                published += 1;
+            }
+            for _ in 0..5 {
+                seen.push(n_of(slow.recv().await));
+            }
+        }
+        while (seen.len() as u64) < published {
+            seen.push(n_of(slow.recv().await));
+        }
+        assert_eq!(seen, (0..published).collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_past_the_replay_buffer_is_told_and_goes_on_live() {
         let hub = hub();
         let p = publisher(&hub, 1);
         let (_, mut stuck) = hub.subscribe("s", None);
-        let (_, mut reader) = hub.subscribe("s", None);
-        for i in 0..(SUBSCRIBER_CAPACITY * 3) {
+        for i in 0..(REPLAY_CAPACITY + 10) {
             p.publish(token(&i.to_string()));
-            // The other subscriber keeps up.
-            assert!(reader.try_recv().is_ok());
         }
-        assert!(matches!(
-            stuck.try_recv(),
-            Err(broadcast::error::TryRecvError::Lagged(_))
-        ));
+        assert!(matches!(stuck.recv().await, Received::FellBehind));
+        p.publish(token("next"));
+        assert_eq!(n_of(stuck.recv().await), (REPLAY_CAPACITY + 10) as u64);
     }
 
     #[tokio::test]

@@ -20,11 +20,11 @@ mod recovery;
 mod start;
 mod task;
 
+use crate::hub::{Received, Subscription};
 use aics_db::runs::WhenHeld;
 use aics_types::{AgentEvent, ChatTurnTraceResult, MessageAccepted, UserInfo};
 use futures::stream::{self, BoxStream, StreamExt};
 use start::Begun;
-use tokio::sync::broadcast::error::RecvError;
 
 use crate::error::ServiceError;
 use crate::{check_id, check_session_id, Console};
@@ -98,7 +98,8 @@ impl Console {
     /// Starts a turn and streams this turn's events, ending with `final`
     /// (whose trace carries the approval token when it paused) or `error`.
     /// The stream reads the conversation's hub like every other stream: a
-    /// client that does not read falls behind alone (and gets `resync`);
+    /// client that does not read falls behind alone (it catches up from the
+    /// replay buffer, or gets `resync` past it);
     /// `final` comes from the turn's own outcome, so it is never lost.
     #[tracing::instrument(skip_all, fields(session_id, user = %user.username))]
     pub async fn chat_stream(
@@ -110,46 +111,52 @@ impl Console {
         tracing::Span::current().record("session_id", session_id);
         check_session_id(session_id)?;
         // Subscribed before the turn starts, so its first event is seen.
-        let (_, rx) = self.inner.hub.subscribe(session_id, None);
+        let (_, subscription) = self.inner.hub.subscribe(session_id, None);
         let started = self.start_answered_turn(session_id, message).await?;
         let run = started.graph_execution_id.clone();
         let console = self.clone();
         enum Step {
-            Events(tokio::sync::broadcast::Receiver<std::sync::Arc<crate::hub::Sequenced>>),
+            Events(Subscription),
             Done,
         }
-        let events = stream::unfold((Step::Events(rx), started.done), move |(step, done)| {
-            let run = run.clone();
-            let console = console.clone();
-            async move {
-                match step {
-                    Step::Events(mut rx) => loop {
-                        match rx.recv().await {
-                            Ok(e) if e.run.as_deref() == Some(run.as_str()) => {
-                                if let AgentEvent::Final { .. } = e.event {
-                                    // The outcome follows, with its token.
+        let events = stream::unfold(
+            (Step::Events(subscription), started.done),
+            move |(step, done)| {
+                let run = run.clone();
+                let console = console.clone();
+                async move {
+                    match step {
+                        Step::Events(mut subscription) => loop {
+                            match subscription.recv().await {
+                                Received::Event(e) if e.run.as_deref() == Some(run.as_str()) => {
+                                    if let AgentEvent::Final { .. } = e.event {
+                                        // The outcome follows, with its token.
+                                        let last = console.outcome_event(&run, done).await;
+                                        return Some((last, (Step::Done, None)));
+                                    }
+                                    return Some((
+                                        e.event.clone(),
+                                        (Step::Events(subscription), done),
+                                    ));
+                                }
+                                Received::Event(_) => continue,
+                                Received::FellBehind => {
+                                    let resync = AgentEvent::Resync {
+                                        reason: "this stream fell behind".into(),
+                                    };
+                                    return Some((resync, (Step::Events(subscription), done)));
+                                }
+                                Received::Closed => {
                                     let last = console.outcome_event(&run, done).await;
                                     return Some((last, (Step::Done, None)));
                                 }
-                                return Some((e.event.clone(), (Step::Events(rx), done)));
                             }
-                            Ok(_) => continue,
-                            Err(RecvError::Lagged(_)) => {
-                                let resync = AgentEvent::Resync {
-                                    reason: "this stream fell behind".into(),
-                                };
-                                return Some((resync, (Step::Events(rx), done)));
-                            }
-                            Err(RecvError::Closed) => {
-                                let last = console.outcome_event(&run, done).await;
-                                return Some((last, (Step::Done, None)));
-                            }
-                        }
-                    },
-                    Step::Done => None,
+                        },
+                        Step::Done => None,
+                    }
                 }
-            }
-        });
+            },
+        );
         Ok(events.boxed())
     }
 
