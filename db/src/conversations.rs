@@ -164,7 +164,14 @@ macro_rules! recent_messages {
 /// `NotFound` from the enclosing function when the conversation is missing.
 macro_rules! append_message {
     ($exec:expr, $session_id:expr, $role:expr, $content:expr, $graph_execution_id:expr) => {
-        append_message!($exec, $session_id, $role, $content, $graph_execution_id, None::<&str>)
+        append_message!(
+            $exec,
+            $session_id,
+            $role,
+            $content,
+            $graph_execution_id,
+            None::<&str>
+        )
     };
     ($exec:expr, $session_id:expr, $role:expr, $content:expr, $graph_execution_id:expr, $author:expr) => {{
         let at = $crate::now();
@@ -180,6 +187,23 @@ macro_rules! append_message {
                 $session_id
             )));
         }
+        insert_message!(
+            $exec,
+            $session_id,
+            $role,
+            $content,
+            $graph_execution_id,
+            $author,
+            at
+        )
+    }};
+}
+
+/// Inserts a message on executor `$exec` at time `$at`, evaluating to its
+/// [`MessageRow`], without touching the conversation: for a caller whose
+/// statement already did (and made sure it exists).
+macro_rules! insert_message {
+    ($exec:expr, $session_id:expr, $role:expr, $content:expr, $graph_execution_id:expr, $author:expr, $at:expr) => {{
         sqlx::query_as::<_, $crate::conversations::MessageRow>(
             "INSERT INTO messages (session_id, role, content, graph_execution_id, created_at, author) \
              VALUES ($1, $2, $3, $4, $5, $6) \
@@ -189,7 +213,7 @@ macro_rules! append_message {
         .bind($crate::conversations::role_name($role))
         .bind($content)
         .bind($graph_execution_id)
-        .bind(at)
+        .bind($at)
         .bind($author)
         .fetch_one(&mut *$exec)
         .await?

@@ -76,8 +76,16 @@ pub enum Begin {
     /// (`kept`) when asked for with [`WhenHeld::Keep`], else nothing is.
     Held {
         assignee: Option<String>,
-        kept: Option<ChatMessage>,
+        kept: Option<Kept>,
     },
+}
+
+/// The customer's message kept for the person who holds the conversation,
+/// and the event epoch taken with it (to announce it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kept {
+    pub message: ChatMessage,
+    pub event_epoch: u64,
 }
 
 impl Begin {
@@ -148,28 +156,47 @@ impl Database {
         let at = now();
         let begun = with_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            ensure_conversation!(&mut *tx, session_id, None::<&str>, title);
-            let (handling, assignee): (String, Option<String>) = sqlx::query_as(
-                "SELECT handling, assignee FROM conversations WHERE session_id = $1",
-            )
-            .bind(session_id)
-            .fetch_one(&mut *tx)
-            .await?;
+            // One statement makes or touches the conversation, takes its
+            // next event epoch and says who handles it: the run, the
+            // message and the epoch all roll back together if any step
+            // below refuses.
+            let (handling, assignee, epoch, customer_id): (String, Option<String>, i64, Option<String>) =
+                sqlx::query_as(
+                    "INSERT INTO conversations \
+                     (session_id, title, handling, event_epoch, created_at, updated_at) \
+                     VALUES ($1, $2, 'ai', 1, $3, $3) ON CONFLICT (session_id) DO UPDATE \
+                     SET title = CASE WHEN conversations.title = '' THEN excluded.title \
+                                 ELSE conversations.title END, \
+                         event_epoch = conversations.event_epoch + 1, \
+                         updated_at = excluded.updated_at \
+                     RETURNING handling, assignee, event_epoch, customer_id",
+                )
+                .bind(session_id)
+                .bind(title)
+                .bind(at)
+                .fetch_one(&mut *tx)
+                .await?;
+            let event_epoch = u64::try_from(epoch).unwrap_or(0);
             if handling == HandlingState::Human.as_str() {
                 if when_held == WhenHeld::Refuse {
-                    return Ok(Begin::Held { assignee, kept: None });
+                    return Ok(Begin::Held { assignee, kept: None }); // rolls back
                 }
-                let row = append_message!(
+                let row = insert_message!(
                     &mut *tx,
                     session_id,
                     MessageRole::Customer,
                     message,
-                    None::<&str>
+                    None::<&str>,
+                    None::<&str>,
+                    at
                 );
                 tx.commit().await?;
                 return Ok(Begin::Held {
                     assignee,
-                    kept: Some(ChatMessage::try_from(row)?),
+                    kept: Some(Kept {
+                        message: ChatMessage::try_from(row)?,
+                        event_epoch,
+                    }),
                 });
             }
             let inserted = sqlx::query(
@@ -190,20 +217,20 @@ impl Database {
             }
             // Earlier messages first: the new one is stored right after.
             let earlier = recent_messages!(&mut *tx, session_id, history)?;
-            let stored =
-                append_message!(&mut *tx, session_id, MessageRole::Customer, message, None::<&str>);
-            let (epoch, customer_id): (i64, Option<String>) = sqlx::query_as(
-                "UPDATE conversations SET event_epoch = event_epoch + 1 WHERE session_id = $1 \
-                 RETURNING event_epoch, customer_id",
-            )
-            .bind(session_id)
-            .fetch_one(&mut *tx)
-            .await?;
+            let stored = insert_message!(
+                &mut *tx,
+                session_id,
+                MessageRole::Customer,
+                message,
+                None::<&str>,
+                None::<&str>,
+                at
+            );
             tx.commit().await?;
             BegunTurn {
                 earlier,
                 customer_id,
-                event_epoch: u64::try_from(epoch).unwrap_or(0),
+                event_epoch,
                 stored: ChatMessage::try_from(stored)?,
             }
         });

@@ -33,7 +33,9 @@ pub async fn takeover_holds_the_conversation_from_the_ai(db: Database) {
     match begin(&db, "g-1", "s-t", WhenHeld::Keep).await {
         Begin::Held { assignee, kept } => {
             assert_eq!(assignee.as_deref(), Some("alice"));
-            assert_eq!(kept.expect("kept").role, MessageRole::Customer);
+            let kept = kept.expect("kept");
+            assert_eq!(kept.message.role, MessageRole::Customer);
+            assert!(kept.event_epoch > 0, "announced under a fresh epoch");
         }
         other => panic!("expected held, got {other:?}"),
     }

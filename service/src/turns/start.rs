@@ -5,7 +5,7 @@
 
 use aics_agent::model::Message;
 use aics_agent::TurnInput;
-use aics_db::runs::{Begin, BegunTurn, WhenHeld};
+use aics_db::runs::{Begin, BegunTurn, Kept, WhenHeld};
 use aics_types::{AgentEvent, ChatMessage, MessageRole};
 
 use super::task::{Done, Job};
@@ -70,12 +70,15 @@ impl Console {
             }) => (earlier, customer_id, event_epoch, stored),
             Begin::Held {
                 assignee,
-                kept: Some(message),
+                kept:
+                    Some(Kept {
+                        message,
+                        event_epoch,
+                    }),
             } => {
                 self.inner
                     .hub
-                    .publisher(session_id, None)
-                    .await
+                    .publisher_at(session_id, None, event_epoch)
                     .publish(AgentEvent::Message {
                         message: message.clone(),
                     });
