@@ -90,6 +90,8 @@
 //!   otherwise cap a turn (8 checkpoints) at a few dozen per second on one
 //!   small machine; `examples/checkpoint_throughput.rs` and `aics-bench
 //!   --variant postgres` measure it.
+//! - **WAL checkpoints** of a SQLite file run in a task of their own, not
+//!   inside a commit ([`wal`]).
 #![forbid(unsafe_code)]
 
 use std::str::FromStr;
@@ -139,6 +141,7 @@ pub mod throttle;
 pub mod tokens;
 pub mod tools;
 pub mod users;
+mod wal;
 
 pub use aics_agent::tools::normalize_order_id;
 pub use approvals::{ExpiredApproval, NewApproval};
@@ -247,6 +250,14 @@ impl Database {
                 }
             }
             let options = sqlite_options(options);
+            // A file's log is checkpointed by a task of its own (`wal`).
+            let pool_options = if in_memory {
+                options.clone()
+            } else {
+                options
+                    .clone()
+                    .pragma("wal_autocheckpoint", wal::AUTOCHECKPOINT_PAGES.to_string())
+            };
             let pool = SqlitePoolOptions::new()
                 // An in-memory database must have exactly one connection
                 // anyway: each would otherwise see its own empty database.
@@ -264,8 +275,11 @@ impl Database {
                 } else {
                     Some(Duration::from_secs(1800))
                 })
-                .connect_with(options)
+                .connect_with(pool_options)
                 .await?;
+            if !in_memory {
+                wal::start(options, pool.clone());
+            }
             Ok(Self::Sqlite(pool))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             tracing::Span::current().record("backend", "postgres");
