@@ -16,6 +16,10 @@ use leptos::config::get_configuration;
 use secrecy::ExposeSecret;
 use tokio::sync::watch;
 
+/// mimalloc, as the engine benchmark measures the engine: see server/Cargo.toml.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let settings = Settings::load()?;
