@@ -121,6 +121,25 @@ pub struct ChatMessage {
     pub author: Option<String>,
 }
 
+/// The sanitised HTML of one stored reply's Markdown (an AI's or an agent's
+/// message, by its id), rendered by the server (app `components::markdown`)
+/// so the browser carries no Markdown parser.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageHtml {
+    pub id: i64,
+    pub html: String,
+}
+
+/// What a page's server function loads (a conversation, the customer's
+/// chat) with the rendered HTML of its replies beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WithHtml<T> {
+    pub data: T,
+    pub html: Vec<MessageHtml>,
+}
+
 /// A conversation with its messages and the traces of its turns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -2,9 +2,17 @@
 //! safe to insert: raw HTML in the text is shown as text, never run; links
 //! keep only `http(s):` and `mailto:` targets and open in a new tab with
 //! `rel="noopener noreferrer"`; images become their alt text (no loads from
-//! elsewhere). The same function runs on the server and in the browser, so
-//! the rendered page and the hydrated one agree.
+//! elsewhere).
+//!
+//! Only the server renders: the server functions that load a conversation
+//! or the customer's chat send each stored reply's HTML beside it
+//! ([`replies_html`], `aics_types::WithHtml`), so the page's resource holds
+//! the same HTML on both sides and hydration agrees; the browser's bundle
+//! has no Markdown parser. A reply the browser has no HTML for yet (one that
+//! is streaming, or just arrived on the event stream) shows as plain text
+//! until the page reloads the stored messages.
 
+use aics_types::{MessageHtml, MessageRole};
 use leptos::prelude::*;
 use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd};
 
@@ -61,22 +69,71 @@ pub fn render_markdown(text: &str) -> String {
     out
 }
 
-/// A reply as Markdown.
+/// Whether messages of `role` are Markdown (replies) rather than text.
+pub fn is_markdown(role: MessageRole) -> bool {
+    matches!(role, MessageRole::Assistant | MessageRole::Agent)
+}
+
+/// The HTML of every reply among `messages` (`(id, role, content)`), for a
+/// server function to send beside them.
+pub fn replies_html<'a>(
+    messages: impl IntoIterator<Item = (i64, MessageRole, &'a str)>,
+) -> Vec<MessageHtml> {
+    messages
+        .into_iter()
+        .filter(|(_, role, _)| is_markdown(*role))
+        .map(|(id, _, content)| MessageHtml {
+            id,
+            html: render_markdown(content),
+        })
+        .collect()
+}
+
+/// The HTML the server rendered for message `id`, if it sent one.
+pub fn html_of(html: &[MessageHtml], id: i64) -> Option<String> {
+    html.iter().find(|h| h.id == id).map(|h| h.html.clone())
+}
+
+/// A reply: its server-rendered HTML (from [`render_markdown`] only), or,
+/// while there is none yet, its text as it is.
 #[component]
-pub fn Markdown(text: String, #[prop(optional)] testid: &'static str) -> impl IntoView {
-    let html = render_markdown(&text);
-    view! {
-        <div
-            data-testid=testid
-            class="markdown break-words [&_a]:text-indigo-700 [&_a]:underline [&_code]:rounded [&_code]:bg-slate-100 [&_code]:px-1 [&_ol]:list-decimal [&_ol]:pl-5 [&_p]:my-1 [&_pre]:overflow-x-auto [&_ul]:list-disc [&_ul]:pl-5"
-            inner_html=html
-        ></div>
+pub fn Markdown(
+    text: String,
+    html: Option<String>,
+    #[prop(optional)] testid: &'static str,
+) -> impl IntoView {
+    const CLASS: &str = "markdown break-words [&_a]:text-indigo-700 [&_a]:underline [&_code]:rounded [&_code]:bg-slate-100 [&_code]:px-1 [&_ol]:list-decimal [&_ol]:pl-5 [&_p]:my-1 [&_pre]:overflow-x-auto [&_ul]:list-disc [&_ul]:pl-5";
+    match html {
+        Some(html) => {
+            view! { <div data-testid=testid class=CLASS inner_html=html></div> }.into_any()
+        }
+        None => view! {
+            <div data-testid=testid class=CLASS>
+                <p class="my-1 whitespace-pre-wrap">{text}</p>
+            </div>
+        }
+        .into_any(),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::render_markdown;
+    use super::{render_markdown, replies_html};
+    use aics_types::MessageRole;
+
+    #[test]
+    fn only_replies_get_html() {
+        let html = replies_html([
+            (1, MessageRole::Customer, "**hi**"),
+            (2, MessageRole::Assistant, "**yes**"),
+            (3, MessageRole::Note, "**note**"),
+            (4, MessageRole::Agent, "<b>x</b>"),
+        ]);
+        let ids: Vec<i64> = html.iter().map(|h| h.id).collect();
+        assert_eq!(ids, [2, 4]);
+        assert!(html[0].html.contains("<strong>yes</strong>"), "{html:?}");
+        assert!(html[1].html.contains("&lt;b&gt;"), "{html:?}");
+    }
 
     #[test]
     fn lists_and_links_render() {

@@ -1,18 +1,25 @@
 //! The customer pages' server functions: no staff sign-in — the link token
 //! is the key, and each makes one call on `Console`.
 
-use aics_types::{ChatLink, CustomerChat, MessageAccepted};
+use aics_types::{ChatLink, CustomerChat, MessageAccepted, WithHtml};
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
 use crate::error::AppError;
 
 /// What the customer's page shows of its conversation (404 for a wrong
-/// token).
+/// token), and its replies' HTML (rendered here: the browser has no
+/// Markdown parser).
 #[server(prefix = "/fn")]
-pub async fn load_customer_chat(token: String) -> Result<CustomerChat, AppError> {
+pub async fn load_customer_chat(token: String) -> Result<WithHtml<CustomerChat>, AppError> {
     let console = expect_context::<aics_service::Console>();
-    Ok(console.customer_chat(&token).await?)
+    let chat = console.customer_chat(&token).await?;
+    let html = crate::components::markdown::replies_html(
+        chat.messages
+            .iter()
+            .map(|m| (m.id, m.role, m.content.as_str())),
+    );
+    Ok(WithHtml { data: chat, html })
 }
 
 /// A customer's message; the reply streams on the customer's events.

@@ -2,7 +2,8 @@
 //! phone-first, in the customer's language (en/zh), frameable by the shop's
 //! pages (the widget, `/widget.js`). `/chat` asks for a name and an email
 //! and opens a conversation; `/chat/{token}` is one conversation: the
-//! stored replies rendered on the server, then its customer stream live
+//! stored replies rendered on the server (their HTML sent beside them:
+//! `components::markdown`), then its customer stream live
 //! (the AI's reply token by token, agents' replies, handling changes).
 //!
 //! # Layout
@@ -13,7 +14,7 @@
 pub mod api;
 pub mod state;
 
-use aics_types::{CustomerChat, CustomerMessage, MessageRole, Timestamp};
+use aics_types::{CustomerChat, CustomerMessage, MessageRole, Timestamp, WithHtml};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -140,7 +141,7 @@ pub fn CustomerChatPage() -> impl IntoView {
         <Suspense fallback=|| view! { <ChatFrame lang="en".to_string()><p class="p-6 text-sm text-slate-500">"…"</p></ChatFrame> }>
             {move || Suspend::new(async move {
                 match chat.await {
-                    Ok(chat) => view! { <LiveChat chat token=token.get_untracked()/> }.into_any(),
+                    Ok(loaded) => view! { <LiveChat loaded token=token.get_untracked()/> }.into_any(),
                     Err(_) => view! {
                         <ChatFrame lang="en".to_string()>
                             <p data-testid="chat-not-found" class="p-6 text-sm text-slate-600">{EN.not_found} " " {ZH.not_found}</p>
@@ -165,9 +166,10 @@ fn now() -> Timestamp {
 }
 
 #[component]
-fn LiveChat(chat: CustomerChat, token: String) -> impl IntoView {
+fn LiveChat(loaded: WithHtml<CustomerChat>, token: String) -> impl IntoView {
+    let state = RwSignal::new(ChatState::loaded(&loaded));
+    let chat = loaded.data;
     let w = words(&chat.lang);
-    let state = RwSignal::new(ChatState::new(&chat));
     let draft = RwSignal::new(String::new());
     let token = StoredValue::new(token);
 
@@ -223,7 +225,16 @@ fn LiveChat(chat: CustomerChat, token: String) -> impl IntoView {
             message: text,
         });
     };
-    let messages = Memo::new(move |_| state.with(|s| s.messages.clone()));
+    // Each message with its HTML: a reload that brings a reply's HTML
+    // redraws that line.
+    let messages = Memo::new(move |_| {
+        state.with(|s| {
+            s.messages
+                .iter()
+                .map(|m| (m.clone(), s.html_of(m.id)))
+                .collect::<Vec<_>>()
+        })
+    });
     let streaming = Memo::new(move |_| state.with(|s| s.streaming.clone()));
     let title = chat
         .customer_name
@@ -240,13 +251,13 @@ fn LiveChat(chat: CustomerChat, token: String) -> impl IntoView {
                 {w.with_human}
             </p>
             <ol data-testid="customer-messages" aria-live="polite" class="flex flex-1 flex-col gap-2 overflow-y-auto p-4">
-                <For each=move || messages.get() key=|m| (m.id, m.content.len()) let:message>
-                    <CustomerLine message/>
+                <For each=move || messages.get() key=|(m, html)| (m.id, m.content.len(), html.is_some()) let:line>
+                    <CustomerLine message=line.0 html=line.1/>
                 </For>
                 <li class="flex" class:hidden=move || streaming.get().is_none()>
                     <div data-testid="customer-streaming" class="max-w-[85%] rounded-2xl rounded-tl-md bg-slate-100 px-4 py-2 text-sm text-slate-800">
                         {move || match streaming.get() {
-                            Some(text) if !text.is_empty() => view! { <Markdown text/> }.into_any(),
+                            Some(text) if !text.is_empty() => view! { <Markdown text html=None/> }.into_any(),
                             _ => view! { <span class="text-slate-500">{w.typing}</span> }.into_any(),
                         }}
                     </div>
@@ -289,7 +300,7 @@ fn LiveChat(chat: CustomerChat, token: String) -> impl IntoView {
 /// One message as the customer sees it: theirs on the right, replies on the
 /// left (Markdown), an agent's with their name.
 #[component]
-fn CustomerLine(message: CustomerMessage) -> impl IntoView {
+fn CustomerLine(message: CustomerMessage, html: Option<String>) -> impl IntoView {
     match message.role {
         MessageRole::Customer => view! {
             <li data-role="customer" class="flex justify-end">
@@ -303,7 +314,7 @@ fn CustomerLine(message: CustomerMessage) -> impl IntoView {
             <li data-role=if role == MessageRole::Agent { "agent" } else { "assistant" } class="flex flex-col items-start">
                 <span class="mb-0.5 text-[11px] text-slate-500">{message.author.clone().unwrap_or_default()}</span>
                 <div class="max-w-[85%] rounded-2xl rounded-tl-md bg-slate-100 px-4 py-2 text-sm text-slate-800">
-                    <Markdown text=message.content/>
+                    <Markdown text=message.content html/>
                 </div>
             </li>
         }

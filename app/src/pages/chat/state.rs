@@ -1,7 +1,11 @@
 //! The customer's page as a plain value, updated by each [`CustomerEvent`]
 //! of the customer's stream (unit-tested; no signals here).
 
-use aics_types::{CustomerChat, CustomerEvent, CustomerMessage, MessageRole, Timestamp};
+use aics_types::{
+    CustomerChat, CustomerEvent, CustomerMessage, MessageHtml, MessageRole, Timestamp, WithHtml,
+};
+
+use crate::components::markdown::{html_of, is_markdown};
 
 /// The customer's conversation as the page shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,6 +17,9 @@ pub struct ChatState {
     pub failed: bool,
     /// Ids for lines added here before the server answers (negative).
     next_local: i64,
+    /// The stored replies' HTML, as the server rendered it; a reply without
+    /// one shows as text until the next reload.
+    html: Vec<MessageHtml>,
 }
 
 impl ChatState {
@@ -23,7 +30,21 @@ impl ChatState {
             with_human: chat.with_human,
             failed: false,
             next_local: -1,
+            html: Vec::new(),
         }
+    }
+
+    /// The stored messages with their replies' HTML, as the server sent them.
+    pub fn loaded(loaded: &WithHtml<CustomerChat>) -> Self {
+        Self {
+            html: loaded.html.clone(),
+            ..Self::new(&loaded.data)
+        }
+    }
+
+    /// The HTML of reply `id`, when the server sent one.
+    pub fn html_of(&self, id: i64) -> Option<String> {
+        html_of(&self.html, id)
     }
 
     /// The customer sent `text`: shown at once.
@@ -62,7 +83,8 @@ impl ChatState {
         self.messages.push(message);
     }
 
-    /// Applies one event; `true` when the page must reload the messages.
+    /// Applies one event; `true` when the page must reload the messages
+    /// (it missed some, or a reply came as text and its HTML is stored).
     pub fn apply(&mut self, event: CustomerEvent, now: Timestamp) -> bool {
         match event {
             CustomerEvent::Typing => self.streaming = Some(String::new()),
@@ -81,9 +103,14 @@ impl ChatState {
                         created_at: now,
                     });
                     self.next_local -= 1;
+                    return true;
                 }
             }
-            CustomerEvent::Message { message } => self.add(message),
+            CustomerEvent::Message { message } => {
+                let reload = is_markdown(message.role) && self.html_of(message.id).is_none();
+                self.add(message);
+                return reload;
+            }
             CustomerEvent::Handling { with_human } => self.with_human = with_human,
             CustomerEvent::Failed => {
                 self.streaming = None;
@@ -95,10 +122,10 @@ impl ChatState {
     }
 
     /// The stored messages, after a resync.
-    pub fn reload(&mut self, chat: &CustomerChat) {
+    pub fn reload(&mut self, loaded: &WithHtml<CustomerChat>) {
         *self = Self {
             next_local: self.next_local,
-            ..Self::new(chat)
+            ..Self::loaded(loaded)
         };
     }
 }

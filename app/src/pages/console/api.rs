@@ -3,7 +3,7 @@
 
 use aics_types::{
     ChatLink, ChatMessage, ChatTurnTraceResult, ConversationDetail, ConversationSummary, Customer,
-    CustomerPanel, HandlingAction, MessageAccepted,
+    CustomerPanel, HandlingAction, MessageAccepted, WithHtml,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -42,11 +42,21 @@ pub async fn open_conversation() -> Result<String, AppError> {
     }
 }
 
-/// One conversation with its messages and turn traces.
+/// One conversation with its messages and turn traces, and its replies'
+/// HTML (rendered here: the browser has no Markdown parser).
 #[server(prefix = "/fn")]
-pub async fn get_conversation(session_id: String) -> Result<ConversationDetail, AppError> {
+pub async fn get_conversation(
+    session_id: String,
+) -> Result<WithHtml<ConversationDetail>, AppError> {
     let (console, _user) = signed_in().await?;
-    Ok(console.conversation(&session_id).await?)
+    let detail = console.conversation(&session_id).await?;
+    let html = crate::components::markdown::replies_html(
+        detail
+            .messages
+            .iter()
+            .map(|m| (m.id, m.role, m.content.as_str())),
+    );
+    Ok(WithHtml { data: detail, html })
 }
 
 /// Stores the customer's message and starts the turn; its events arrive on

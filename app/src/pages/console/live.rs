@@ -2,7 +2,7 @@
 //! it the conversation's live events, and lays out the transcript, the
 //! composer and the tool column, which read it.
 
-use aics_types::{ConversationDetail, Timestamp};
+use aics_types::{ConversationDetail, Timestamp, WithHtml};
 use leptos::prelude::*;
 
 use super::cancel::CancelTurnControl;
@@ -75,8 +75,11 @@ impl Chat {
         {
             let sid = self.session_id.get_value();
             leptos::task::spawn_local(async move {
-                if let Ok(detail) = super::api::get_conversation(sid).await {
-                    self.update(|s| s.resync(detail));
+                if let Ok(loaded) = super::api::get_conversation(sid).await {
+                    self.update(|s| {
+                        s.set_html(loaded.html);
+                        s.resync(loaded.data)
+                    });
                 }
             });
         }
@@ -86,13 +89,15 @@ impl Chat {
 /// The conversation with its live state: header, transcript, composer, tools.
 #[component]
 pub fn ChatLive(
-    detail: ConversationDetail,
+    loaded: WithHtml<ConversationDetail>,
     session: Session,
     refresh: RwSignal<u32>,
 ) -> impl IntoView {
-    let session_id = detail.summary.session_id.clone();
+    let session_id = loaded.data.summary.session_id.clone();
+    let mut state = ConversationState::new(loaded.data);
+    state.set_html(loaded.html);
     let chat = Chat {
-        state: RwSignal::new(ConversationState::new(detail)),
+        state: RwSignal::new(state),
         connected: RwSignal::new(false),
         draft: RwSignal::new(String::new()),
         refresh,

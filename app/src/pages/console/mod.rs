@@ -111,8 +111,8 @@ fn ChatView(id: String, session: Session, refresh: RwSignal<u32>) -> impl IntoVi
         <Transition fallback=|| view! { <Pane>"Loading the conversation…"</Pane> }>
                 {move || Suspend::new(async move {
                     let session = session.get_value();
-                    or_alert(detail.await, "m-6 md:col-start-2 xl:col-span-2", |detail| {
-                        view! { <ChatLive detail session refresh/> }
+                    or_alert(detail.await, "m-6 md:col-start-2 xl:col-span-2", |loaded| {
+                        view! { <ChatLive loaded session refresh/> }
                     })
                 })}
         </Transition>

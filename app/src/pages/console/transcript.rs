@@ -1,7 +1,8 @@
 //! The message pane: the stored messages, the reply streaming in token by
 //! token, and pending approvals inline. It follows the newest text unless the
-//! reader scrolled up to read. Replies (the AI's, the agents') are Markdown
-//! rendered safely (`components::markdown`); customers' words are text.
+//! reader scrolled up to read. Replies (the AI's, the agents') show the
+//! safe HTML the server rendered of their Markdown (`components::markdown`);
+//! customers' words, and a reply still streaming, are text.
 
 use aics_types::{ChatMessage, MessageRole};
 use leptos::prelude::*;
@@ -15,7 +16,16 @@ use crate::components::markdown::Markdown;
 #[component]
 pub fn Transcript(chat: Chat, supervisor: bool) -> impl IntoView {
     let state = chat.state;
-    let messages = Memo::new(move |_| state.with(|s| s.messages.clone()));
+    // Each message with its HTML: a reload that brings a reply's HTML
+    // redraws that line.
+    let messages = Memo::new(move |_| {
+        state.with(|s| {
+            s.messages
+                .iter()
+                .map(|m| (m.clone(), s.html_of(m.id)))
+                .collect::<Vec<_>>()
+        })
+    });
     let pane = NodeRef::<leptos::html::Div>::new();
     // Follow the newest text unless the reader scrolled up to read.
     let follow = RwSignal::new(true);
@@ -40,8 +50,8 @@ pub fn Transcript(chat: Chat, supervisor: bool) -> impl IntoView {
             <ol data-testid="transcript" aria-label="Messages" class="mx-auto flex max-w-3xl flex-col gap-3">
                 <For
                     each=move || messages.get().into_iter().enumerate()
-                    key=|(i, m)| (*i, m.id)
-                    children=move |(_, message)| view! { <MessageLine message chat/> }
+                    key=|(i, (m, html))| (*i, m.id, html.is_some())
+                    children=move |(_, (message, html))| view! { <MessageLine message html chat/> }
                 />
                 {move || messages.with(|m| m.is_empty()).then(|| view! { <EmptyTranscript/> })}
                 <StreamingReply chat/>
@@ -89,7 +99,7 @@ fn initials(name: Option<&str>) -> String {
 
 /// One message of the transcript.
 #[component]
-fn MessageLine(message: ChatMessage, chat: Chat) -> impl IntoView {
+fn MessageLine(message: ChatMessage, html: Option<String>, chat: Chat) -> impl IntoView {
     let state = chat.state;
     match message.role {
         MessageRole::Customer => view! {
@@ -111,7 +121,7 @@ fn MessageLine(message: ChatMessage, chat: Chat) -> impl IntoView {
                     <div class="min-w-0 max-w-[85%]">
                         {reasoning.map(|text| view! { <Reasoning text/> })}
                         <div data-testid="assistant-text" class="break-words rounded-2xl rounded-tl-md border border-slate-200 bg-white px-4 py-2 text-sm text-slate-800 shadow-sm">
-                            <Markdown text=message.content/>
+                            <Markdown text=message.content html/>
                         </div>
                         {gid.map(|g| {
                             let shown = StoredValue::new(g);
@@ -149,7 +159,7 @@ fn MessageLine(message: ChatMessage, chat: Chat) -> impl IntoView {
                 <div class="min-w-0 max-w-[85%]">
                     <p class="mb-0.5 text-xs text-slate-500">{message.author.clone().unwrap_or_default()}</p>
                     <div data-testid="agent-text" class="break-words rounded-2xl rounded-tl-md border border-sky-200 bg-sky-50 px-4 py-2 text-sm text-slate-800 shadow-sm">
-                        <Markdown text=message.content/>
+                        <Markdown text=message.content html/>
                     </div>
                 </div>
             </li>
@@ -214,7 +224,7 @@ fn StreamingReply(chat: Chat) -> impl IntoView {
                                 }.into_any()
                             } else {
                                 view! {
-                                    <Markdown text/>
+                                    <Markdown text html=None/>
                                     <span aria-hidden="true" class="ml-0.5 inline-block h-4 w-1.5 animate-pulse bg-indigo-400 align-middle"></span>
                                 }.into_any()
                             }

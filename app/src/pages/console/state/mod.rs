@@ -15,8 +15,8 @@
 
 use aics_types::{
     validate_message, AgentEvent, ChatMessage, ChatTurnTraceResult, ConversationDetail,
-    HandlingState, MessageAccepted, MessageRole, PendingToolCall, StopReason, Timestamp,
-    ToolCallRecord, ToolCallStatus,
+    HandlingState, MessageAccepted, MessageHtml, MessageRole, PendingToolCall, StopReason,
+    Timestamp, ToolCallRecord, ToolCallStatus,
 };
 use serde_json::Value;
 
@@ -124,6 +124,9 @@ pub struct ConversationState {
     pub handling: HandlingState,
     /// The staff member holding it.
     pub assignee: Option<String>,
+    /// The stored replies' HTML, as the server rendered it when it sent
+    /// them; a reply without one shows as text until the next reload.
+    html: Vec<MessageHtml>,
 }
 
 impl ConversationState {
@@ -143,7 +146,18 @@ impl ConversationState {
             loaded_run: detail.active_run.map(|r| r.graph_execution_id),
             handling: detail.summary.handling,
             assignee: detail.summary.assignee,
+            html: Vec::new(),
         }
+    }
+
+    /// The replies' HTML the server sent with the stored messages.
+    pub fn set_html(&mut self, html: Vec<MessageHtml>) {
+        self.html = html;
+    }
+
+    /// The HTML of reply `id`, when the server sent one.
+    pub fn html_of(&self, id: i64) -> Option<String> {
+        crate::components::markdown::html_of(&self.html, id)
     }
 
     /// Whether a person holds the conversation (the AI does not answer).
@@ -356,8 +370,14 @@ impl ConversationState {
                 Effects::refresh()
             }
             AgentEvent::Message { message } => {
+                // A reply comes as text: reload for its HTML.
+                let reload = crate::components::markdown::is_markdown(message.role)
+                    && self.html_of(message.id).is_none();
                 self.add_message(message);
-                Effects::refresh()
+                Effects {
+                    reload,
+                    ..Effects::refresh()
+                }
             }
             AgentEvent::Handling { handling, assignee } => {
                 self.handling = handling;
@@ -475,10 +495,13 @@ impl ConversationState {
             .messages
             .iter()
             .any(|m| m.graph_execution_id.as_deref() == Some(gid.as_str()));
+        // A reply shown here is text until a reload brings its HTML.
+        let mut new_reply = false;
         if !paused && !trace.reply.is_empty() && !shown {
             let role = if trace.stop_reason == Some(StopReason::Error) {
                 MessageRole::System
             } else {
+                new_reply = true;
                 MessageRole::Assistant
             };
             self.push_message(role, trace.reply.clone(), Some(gid.clone()), now);
@@ -502,7 +525,7 @@ impl ConversationState {
             self.sent = None;
             self.live = None;
             Effects {
-                reload: cancelled,
+                reload: cancelled || new_reply,
                 ..Effects::refresh()
             }
         }

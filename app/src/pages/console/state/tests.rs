@@ -441,12 +441,13 @@ fn final_ok_stores_the_reply_and_the_trace() {
     );
     s.select_turn(Some("g-1".into()));
     let fx = s.apply(final_event(trace("g-1", "Shipped.")), at(5));
+    // The reply shows as text; the reload brings its stored HTML.
     assert_eq!(
         fx,
         Effects {
             refresh_list: true,
             restore_draft: None,
-            reload: false,
+            reload: true,
         }
     );
     assert!(!s.running() && !s.blocked());
@@ -722,4 +723,24 @@ fn a_message_while_a_person_holds_the_conversation_starts_no_turn() {
     );
     let _ = s.apply(AgentEvent::Message { message: reply }, at(2));
     assert_eq!(s.messages.len(), 2);
+}
+
+#[test]
+fn a_reply_without_html_asks_for_a_reload_and_one_with_html_does_not() {
+    let mut s = ConversationState::new(detail(Vec::new(), Vec::new()));
+    let agent = |id| AgentEvent::Message {
+        message: stored(id, MessageRole::Agent, "**Alice** here", None),
+    };
+    assert!(s.apply(agent(7), at(1)).reload, "no HTML yet: reload");
+    assert_eq!(s.html_of(7), None);
+    s.set_html(vec![MessageHtml {
+        id: 8,
+        html: "<p><strong>Bob</strong></p>".into(),
+    }]);
+    assert!(!s.apply(agent(8), at(2)).reload, "HTML known: no reload");
+    assert_eq!(s.html_of(8).as_deref(), Some("<p><strong>Bob</strong></p>"));
+    let note = AgentEvent::Message {
+        message: stored(9, MessageRole::Note, "**text**", None),
+    };
+    assert!(!s.apply(note, at(3)).reload, "notes are text");
 }
