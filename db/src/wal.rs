@@ -63,31 +63,31 @@ mod tests {
         let file = dir.join("wal.db");
         let db = Database::connect(&format!("sqlite://{}", file.display()))
             .await
-            .unwrap();
+            .expect("test database");
         let Database::Sqlite(pool) = &db else {
             unreachable!()
         };
         sqlx::query("CREATE TABLE blobs (b BLOB)")
             .execute(pool)
             .await
-            .unwrap();
+            .expect("test database");
         // Let the checkpointer copy the schema back first.
         tokio::time::sleep(super::EVERY * 3).await;
         let before = size(&file);
         // About 2 MB of log: far past SQLite's default bound of 1,000
         // pages, far below ours.
-        let mut tx = pool.begin().await.unwrap();
+        let mut tx = pool.begin().await.expect("test database");
         for _ in 0..500 {
             sqlx::query("INSERT INTO blobs VALUES (randomblob(4000))")
                 .execute(&mut *tx)
                 .await
-                .unwrap();
+                .expect("test database");
         }
-        tx.commit().await.unwrap();
+        tx.commit().await.expect("test database");
         let (bound,): (i64,) = sqlx::query_as("PRAGMA wal_autocheckpoint")
             .fetch_one(pool)
             .await
-            .unwrap();
+            .expect("test database");
         assert_eq!(bound, i64::from(super::AUTOCHECKPOINT_PAGES));
         // Within a few ticks the pages are in the database file.
         let mut grown = false;
