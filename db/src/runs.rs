@@ -177,46 +177,33 @@ impl Database {
                 .fetch_one(&mut *tx)
                 .await?;
             let event_epoch = u64::try_from(epoch).unwrap_or(0);
-            if handling == HandlingState::Human.as_str() {
-                if when_held == WhenHeld::Refuse {
-                    return Ok(Begin::Held { assignee, kept: None }); // rolls back
+            let held = handling == HandlingState::Human.as_str();
+            if held && when_held == WhenHeld::Refuse {
+                return Ok(Begin::Held { assignee, kept: None }); // rolls back
+            }
+            // A run only when the AI answers; then the earlier messages,
+            // read before the new one is stored.
+            let earlier = if held {
+                None
+            } else {
+                let inserted = sqlx::query(
+                    "INSERT INTO runs (graph_execution_id, session_id, state, lease_owner, \
+                     lease_expires_at, attempts, created_at, updated_at) \
+                     VALUES ($1, $2, 'running', $3, $4, 1, $5, $5) ON CONFLICT DO NOTHING",
+                )
+                .bind(graph_execution_id)
+                .bind(session_id)
+                .bind(owner)
+                .bind(until(lease))
+                .bind(at)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if inserted == 0 {
+                    return Ok(Begin::Busy); // the transaction rolls back: nothing written
                 }
-                let row = insert_message!(
-                    &mut *tx,
-                    session_id,
-                    MessageRole::Customer,
-                    message,
-                    None::<&str>,
-                    None::<&str>,
-                    at
-                );
-                tx.commit().await?;
-                return Ok(Begin::Held {
-                    assignee,
-                    kept: Some(Kept {
-                        message: ChatMessage::try_from(row)?,
-                        event_epoch,
-                    }),
-                });
-            }
-            let inserted = sqlx::query(
-                "INSERT INTO runs (graph_execution_id, session_id, state, lease_owner, \
-                 lease_expires_at, attempts, created_at, updated_at) \
-                 VALUES ($1, $2, 'running', $3, $4, 1, $5, $5) ON CONFLICT DO NOTHING",
-            )
-            .bind(graph_execution_id)
-            .bind(session_id)
-            .bind(owner)
-            .bind(until(lease))
-            .bind(at)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if inserted == 0 {
-                return Ok(Begin::Busy); // the transaction rolls back: nothing written
-            }
-            // Earlier messages first: the new one is stored right after.
-            let earlier = recent_messages!(&mut *tx, session_id, history)?;
+                Some(recent_messages!(&mut *tx, session_id, history)?)
+            };
             let stored = insert_message!(
                 &mut *tx,
                 session_id,
@@ -227,14 +214,24 @@ impl Database {
                 at
             );
             tx.commit().await?;
-            BegunTurn {
-                earlier,
-                customer_id,
-                event_epoch,
-                stored: ChatMessage::try_from(stored)?,
+            let stored = ChatMessage::try_from(stored)?;
+            match earlier {
+                None => Begin::Held {
+                    assignee,
+                    kept: Some(Kept {
+                        message: stored,
+                        event_epoch,
+                    }),
+                },
+                Some(earlier) => Begin::Started(BegunTurn {
+                    earlier,
+                    customer_id,
+                    event_epoch,
+                    stored,
+                }),
             }
         });
-        Ok(Begin::Started(begun))
+        Ok(begun)
     }
 
     /// Renews the lease of a run `owner` runs; `false` when it is no longer

@@ -125,6 +125,14 @@ impl Channel {
         }
     }
 
+    /// A receiver of the ring (made for the first subscriber), at the
+    /// position [`Channel::pushed`] says.
+    fn subscribe(&mut self) -> broadcast::Receiver<Arc<Sequenced>> {
+        self.tx
+            .get_or_insert_with(|| broadcast::channel(RING_CAPACITY).0)
+            .subscribe()
+    }
+
     fn watched(&self) -> bool {
         self.tx.as_ref().is_some_and(|tx| tx.receiver_count() > 0)
     }
@@ -278,10 +286,7 @@ impl EventHub {
     ) -> (CatchUp, Subscription) {
         let mut channels = self.channels();
         let channel = channels.of(session_id);
-        let rx = channel
-            .tx
-            .get_or_insert_with(|| broadcast::channel(RING_CAPACITY).0)
-            .subscribe();
+        let rx = channel.subscribe();
         let catch_up = match last {
             None => CatchUp::Live,
             Some(last) => match channel.replay.iter().position(|e| e.id == last) {
@@ -305,10 +310,7 @@ impl EventHub {
     fn catch_up(&self, session_id: &str, next: u64) -> CaughtUp {
         let mut channels = self.channels();
         let channel = channels.of(session_id);
-        let rx = channel
-            .tx
-            .get_or_insert_with(|| broadcast::channel(RING_CAPACITY).0)
-            .subscribe();
+        let rx = channel.subscribe();
         let oldest = channel.pushed - channel.replay.len() as u64;
         if (oldest..=channel.pushed).contains(&next) {
             let skip = (next - oldest) as usize;
