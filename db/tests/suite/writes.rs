@@ -35,8 +35,8 @@ enum Blocker {
 
 async fn block_writes(db: &Database) -> Blocker {
     match db {
-        Database::Sqlite(pool) => {
-            let mut conn = pool.acquire().await.expect("a connection");
+        Database::Sqlite(sqlite) => {
+            let mut conn = sqlite.pool().acquire().await.expect("a connection");
             sqlx::query("BEGIN IMMEDIATE")
                 .execute(&mut *conn)
                 .await
