@@ -246,7 +246,6 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
                 .map(|cp| {
                     Ok([
                         json(&cp.path)?,
-                        json(&cp.state)?,
                         json(&cp.pending_interrupts)?,
                         ts(cp.created_at),
                     ])
@@ -256,7 +255,8 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
                 .direct()?
                 .write(|tx| {
                     let mut insert = prepare(tx, INSERT_ONE)?;
-                    for (cp, [path, state, interrupts, at]) in rows.iter().zip(&encoded) {
+                    // The state is stored as the text the engine made.
+                    for (cp, [path, interrupts, at]) in rows.iter().zip(&encoded) {
                         insert.execute(rusqlite::params![
                             cp.thread_id,
                             cp.checkpoint_id,
@@ -265,7 +265,7 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
                             cp.node,
                             cp.next,
                             path,
-                            state,
+                            cp.state.get(),
                             interrupts,
                             at,
                         ])?;
