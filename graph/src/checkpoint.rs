@@ -67,24 +67,32 @@ pub struct Checkpoint {
 /// it is read (a resume, a fork, the trace view). A tree of
 /// [`serde_json::Value`]s would cost a second serialisation for every
 /// write and several times the memory of the text while it waits.
-#[derive(Clone, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct StateJson(Box<RawValue>);
+///
+/// The text is always JSON: it comes from [`StateJson::encode`], or from a
+/// store through [`StateJson::from_text`] or a [`RawValue`], both checked.
+#[derive(Clone)]
+pub struct StateJson(Box<str>);
 
 impl StateJson {
-    /// Serialises `state`.
+    /// Serialises `state`. sonic-rs writes the same JSON as serde_json
+    /// (a test below holds it to that) but finds the characters to escape
+    /// with SIMD: a support turn's state is mostly strings, its tool
+    /// results JSON text full of quotes, and escaping them was the largest
+    /// cost of a checkpoint.
     pub fn encode<S: Serialize + ?Sized>(state: &S) -> Result<Self, serde_json::Error> {
-        serde_json::value::to_raw_value(state).map(Self)
+        sonic_rs::to_string(state)
+            .map(|text| Self(text.into_boxed_str()))
+            .map_err(serde::ser::Error::custom)
     }
 
     /// Takes stored JSON text, checking that it is JSON.
     pub fn from_text(text: String) -> Result<Self, serde_json::Error> {
-        RawValue::from_string(text).map(Self)
+        RawValue::from_string(text).map(Self::from)
     }
 
     /// The JSON text.
     pub fn get(&self) -> &str {
-        self.0.get()
+        &self.0
     }
 
     /// Decodes the state.
@@ -94,8 +102,22 @@ impl StateJson {
 
     /// The state as a tree of values (for views and tests).
     pub fn to_value(&self) -> Value {
-        // Text that came from `encode` or `from_text` is JSON.
+        // The text is JSON (see the type's doc).
         serde_json::from_str(self.get()).unwrap_or(Value::Null)
+    }
+}
+
+/// Written as the JSON it is, not as a string.
+impl Serialize for StateJson {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let raw: &RawValue = serde_json::from_str(self.get()).map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for StateJson {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(deserializer).map(Self::from)
     }
 }
 
@@ -115,7 +137,7 @@ impl std::fmt::Debug for StateJson {
 
 impl From<Box<RawValue>> for StateJson {
     fn from(raw: Box<RawValue>) -> Self {
-        Self(raw)
+        Self(raw.into())
     }
 }
 
@@ -179,4 +201,60 @@ pub trait Checkpointer: Send + Sync {
 
     /// Every checkpoint of a run, oldest first.
     async fn list(&self, thread_id: &str) -> Result<Vec<Checkpoint>, CheckpointError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// sonic-rs and serde_json write the same text for what a state holds:
+    /// escapes, non-ASCII, tagged enums, maps, numbers at the edges, and
+    /// a non-finite float (null).
+    #[test]
+    fn encode_writes_what_serde_json_writes() {
+        #[derive(Serialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        enum Message {
+            Tool { content: String, call: Value },
+        }
+        #[derive(Serialize)]
+        struct State {
+            messages: Vec<Message>,
+            counts: std::collections::BTreeMap<u32, f64>,
+            missing: Option<String>,
+            quote: char,
+        }
+        let state = State {
+            messages: vec![Message::Tool {
+                content: "{\"order\":\"ORD-1\",\"note\":\"a\\b\\n\u{1}\u{7f}é😀\"}".into(),
+                call: json!({"z": 1, "a": [1.5, -2, u64::MAX, i64::MIN, 1e300]}),
+            }],
+            counts: [(1, 0.1), (2, f64::NAN)].into(),
+            missing: None,
+            quote: '"',
+        };
+        let ours = StateJson::encode(&state).expect("encode");
+        assert_eq!(
+            ours.get(),
+            serde_json::to_string(&state).expect("serde_json")
+        );
+    }
+
+    #[test]
+    fn it_serialises_as_json_not_as_a_string() {
+        let state = StateJson::from(&json!({"a": [1, "b"]}));
+        let outer = serde_json::to_string(&json!({"state": state.to_value()})).expect("outer");
+        #[derive(Serialize, Deserialize)]
+        struct Outer {
+            state: StateJson,
+        }
+        assert_eq!(
+            serde_json::to_string(&Outer { state }).expect("to_string"),
+            outer
+        );
+        let back: Outer = serde_json::from_str(&outer).expect("from_str");
+        assert_eq!(back.state.to_value(), json!({"a": [1, "b"]}));
+        assert!(StateJson::from_text("{not json".into()).is_err());
+    }
 }
