@@ -47,8 +47,11 @@
 //!   replay runs, one fork per turn, leased to the process that runs them.
 //! - [`tokens`]: secret tokens and their stored (hashed) form.
 //! - [`runs`]: every graph run's durable state and lease; at most one active
-//!   run per conversation, across instances; the transactions that end,
-//!   pause and cancel a run.
+//!   run per conversation, across instances; the transactions that begin
+//!   (`runs/begin.rs`), end (`runs/end.rs`), pause and cancel a run.
+//! - `direct`: one rusqlite connection to a SQLite file beside the pool,
+//!   used in the caller's thread for a turn's own statements (its start,
+//!   its checkpoints, its end).
 //! - [`relay`]: `LISTEN`/`NOTIFY` and the spool that carry live events
 //!   between instances on PostgreSQL.
 //! - [`tools`]: the support tools' backend on SQL, and [`support_tools`].
@@ -67,7 +70,12 @@
 //!   SQLite checkpointer is benchmarked at the same setting.) `busy_timeout`
 //!   is 5 s so that another process on the same file (a test, a backup)
 //!   waits for the write lock rather than fails; foreign keys are on.
-//! - **Pool sizes**: SQLite gets one connection. SQLite takes one writer at
+//! - **Pool sizes**: SQLite gets one pooled connection, and one direct
+//!   connection (`direct`) for a turn's own writes: sqlx runs each SQLite
+//!   statement on its connection's thread, a hop there and back per
+//!   statement; the direct one runs it where the turn is, and takes the
+//!   write lock with `BEGIN IMMEDIATE` and an async back-off (its busy
+//!   timeout is 0, so no worker thread ever sleeps in SQLite). SQLite takes one writer at
 //!   a time, and a connection that finds the write lock taken sleeps in
 //!   SQLite's busy handler (1, 2, 5, 10… ms) before it tries again; with
 //!   several connections and many turns in flight those sleeps, not the
@@ -298,6 +306,10 @@ impl Database {
                 .max_connections(SQLITE_MAX_CONNECTIONS)
                 .min_connections(1)
                 .acquire_timeout(Duration::from_secs(10))
+                // A connection to a local file cannot go stale the way a
+                // socket can; sqlx's ping before each use was a round trip
+                // to the connection's thread for every query.
+                .test_before_acquire(false)
                 // An in-memory database lives as long as its connection.
                 .idle_timeout(if in_memory {
                     None
