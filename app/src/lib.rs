@@ -32,6 +32,8 @@
 //!   to `/login`, and the shared server functions (`whoami`, `logout`).
 //! - [`error`]: [`error::AppError`], what every server function fails with.
 //! - [`sse`]: the browser's live connection to an event stream (hydrate only).
+//! - [`wire`]: [`wire::JsonStr`], how every server function's answer travels
+//!   (JSON, decoded from text like everything else the browser decodes).
 //!
 //! Server functions are thin: authenticate the request, then one call into
 //! `aics_service::Console`. They are mounted by the server under `/fn/`.
@@ -47,6 +49,7 @@ pub mod lazy_pages;
 pub mod pages;
 pub mod session;
 pub mod sse;
+pub mod wire;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, HashedStylesheet, MetaTags, Title};
