@@ -189,7 +189,7 @@ fn ModelInfoPill(model: aics_types::ModelInfo) -> impl IntoView {
             p.model,
             p.status_text(),
             p.checked_at
-                .map(|t| t.format(" · checked %H:%M:%S UTC").to_string())
+                .map(|t| format!(" · checked {} UTC", crate::components::time::hms(&t)))
                 .unwrap_or_default(),
         ),
         None => format!("Provider {} · {settings}", model.provider),

@@ -8,5 +8,6 @@ pub mod layout;
 pub mod live_dot;
 pub mod markdown;
 pub mod poll;
+pub mod time;
 pub mod timeline;
 pub mod trace;

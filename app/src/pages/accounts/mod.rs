@@ -56,7 +56,7 @@ fn AccountsBody(session: Session) -> impl IntoView {
 
 /// "3 Dec 14:05", for people.
 pub(crate) fn when(at: &Timestamp) -> String {
-    at.format("%-d %b %H:%M").to_string()
+    crate::components::time::day_month_hm(at)
 }
 
 #[component]

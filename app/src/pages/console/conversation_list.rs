@@ -154,7 +154,7 @@ fn ConversationItem(summary: ConversationSummary, current: Memo<Option<String>>)
         .last_message
         .clone()
         .unwrap_or_else(|| "No messages yet".into());
-    let when = summary.updated_at.format("%b %-d, %H:%M").to_string();
+    let when = crate::components::time::month_day_hm(&summary.updated_at);
     // A person should answer: the customer wrote last and the AI does not.
     let unread = summary.awaiting_reply
         && matches!(
