@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_location;
 
+use crate::components::server_form::ServerForm;
 use crate::pages::approvals::notify::PendingNotice;
 use crate::session::api::Logout;
 use crate::session::{reload_to, Session};
@@ -127,7 +128,7 @@ fn Header(session: Session) -> impl IntoView {
                         {role}
                     </span>
                 </span>
-                <ActionForm action=logout>
+                <ServerForm action=logout input=|_| Logout {}>
                     <button
                         type="submit"
                         data-testid="sign-out"
@@ -135,7 +136,7 @@ fn Header(session: Session) -> impl IntoView {
                     >
                         "Sign out"
                     </button>
-                </ActionForm>
+                </ServerForm>
             </div>
     }
     .into_any();
