@@ -24,11 +24,15 @@ pub async fn decided_approvals() -> Result<Vec<Approval>, AppError> {
     Ok(console.list_approvals(false).await?)
 }
 
-/// A supervisor's decision; the paused turn resumes on the server.
+/// A supervisor's decision; the paused turn resumes on the server. It
+/// answers nothing: the queue reloads and the console follows the
+/// conversation's events (the decided `Approval` would only put its decoder
+/// into the console's wasm).
 #[server(prefix = "/fn", input = Json, output = JsonStr)]
-pub async fn decide_approval(id: String, decision: ApprovalDecision) -> Result<Approval, AppError> {
+pub async fn decide_approval(id: String, decision: ApprovalDecision) -> Result<(), AppError> {
     let (console, user) = signed_in().await?;
-    Ok(console.decide(&user, &id, decision).await?)
+    console.decide(&user, &id, decision).await?;
+    Ok(())
 }
 
 /// Supervisors: how many approvals wait (the header's live count).
