@@ -50,7 +50,13 @@ pub async fn get_conversation(
     session_id: String,
 ) -> Result<WithHtml<ConversationDetail>, AppError> {
     let (console, _user) = signed_in().await?;
-    let detail = console.conversation(&session_id).await?;
+    let mut detail = console.conversation(&session_id).await?;
+    // The browser does not read a trace's LLM call records (see
+    // `ChatTurnTraceResult::llm_call_records`): they are not sent, and the
+    // page's hydration data is that much smaller.
+    for turn in &mut detail.turns {
+        turn.llm_call_records = Vec::new();
+    }
     let html = crate::components::markdown::replies_html(
         detail
             .messages
