@@ -918,7 +918,10 @@ async fn a_paused_turn_can_be_forked_and_decided_differently() {
     let fork_steps = f.agent.checkpoints(&fork).await.unwrap();
     assert_eq!(fork_steps[0].node, "approval");
     assert_eq!(fork_steps[0].parent_id.as_deref(), Some(pause.as_str()));
-    assert_eq!(fork_steps[0].state["graph_execution_id"], fork.as_str());
+    assert_eq!(
+        fork_steps[0].state.to_value()["graph_execution_id"],
+        fork.as_str()
+    );
 }
 
 #[tokio::test]

@@ -41,7 +41,8 @@ async fn turn(saver: &SqlCheckpointer) -> Result<(), Box<dyn std::error::Error>>
             node: (*node).to_owned(),
             next: NODES.get(step + 1).map(|n| (*n).to_owned()),
             path: NODES[..=step].iter().map(|n| (*n).to_owned()).collect(),
-            state: json!({"messages": messages, "current_step": step, "max_steps": 5, "stop": false}),
+            state: (&json!({"messages": messages, "current_step": step, "max_steps": 5, "stop": false}))
+                .into(),
             pending_interrupts: Vec::new(),
             created_at: chrono::Utc::now(),
         };

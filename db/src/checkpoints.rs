@@ -2,10 +2,10 @@
 //! [`SqlCheckpointer`], the engine's [`Checkpointer`] on this database,
 //! writing through the group-commit writer ([`crate::group_commit`]).
 
-use aics_graph::{Checkpoint, CheckpointError, Checkpointer, Interrupt};
+use aics_graph::{Checkpoint, CheckpointError, Checkpointer, Interrupt, StateJson};
 use aics_types::{CheckpointView, Timestamp};
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::value::RawValue;
 use sqlx::types::Json;
 
 use crate::group_commit::{GroupCommit, WriterStats};
@@ -20,7 +20,7 @@ struct CheckpointRow {
     node: String,
     next_node: Option<String>,
     path: Json<Vec<String>>,
-    state: Json<Value>,
+    state: Json<Box<RawValue>>,
     pending_interrupts: Json<Vec<Interrupt>>,
     created_at: Timestamp,
 }
@@ -37,7 +37,7 @@ impl TryFrom<CheckpointRow> for Checkpoint {
             node: r.node,
             next: r.next_node,
             path: r.path.0,
-            state: r.state.0,
+            state: StateJson::from(r.state.0),
             pending_interrupts: r.pending_interrupts.0,
             created_at: r.created_at,
         })
@@ -122,7 +122,7 @@ impl Database {
                 thread_id: c.thread_id,
                 step: c.step,
                 node: c.node,
-                state: c.state,
+                state: c.state.to_value(),
                 pending_interrupts: c.pending_interrupts.into_iter().map(|i| i.id).collect(),
                 created_at: c.created_at,
             })

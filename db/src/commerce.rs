@@ -316,7 +316,8 @@ impl Database {
         }
         let limit = i64::from(limit.clamp(1, 20));
         let rows: Vec<ArticleRow> = match self {
-            Self::Sqlite(pool) => {
+            Self::Sqlite(sqlite) => {
+                let pool = sqlite.pool();
                 // Terms hold only letters and digits, so quoting each one is
                 // enough to keep FTS5 syntax out of the query.
                 let fts_query = terms

@@ -7,6 +7,7 @@ use aics_types::{
 };
 use sqlx::types::Json;
 
+use crate::direct::{json, prepare, read_ts, ts};
 use crate::{parse_stored, Database, DbError};
 
 #[derive(sqlx::FromRow)]
@@ -145,8 +146,7 @@ macro_rules! ensure_conversation {
 macro_rules! recent_messages {
     ($exec:expr, $session_id:expr, $n:expr) => {{
         let rows = sqlx::query_as::<_, $crate::conversations::MessageRow>(
-            "SELECT id, role, content, graph_execution_id, created_at, author FROM messages \
-             WHERE session_id = $1 ORDER BY id DESC LIMIT $2",
+            $crate::conversations::RECENT_MESSAGES,
         )
         .bind($session_id)
         .bind(i64::from($n))
@@ -175,7 +175,7 @@ macro_rules! append_message {
     };
     ($exec:expr, $session_id:expr, $role:expr, $content:expr, $graph_execution_id:expr, $author:expr) => {{
         let at = $crate::now();
-        let touched = sqlx::query("UPDATE conversations SET updated_at = $2 WHERE session_id = $1")
+        let touched = sqlx::query($crate::conversations::TOUCH_CONVERSATION)
             .bind($session_id)
             .bind(at)
             .execute(&mut *$exec)
@@ -205,9 +205,7 @@ macro_rules! append_message {
 macro_rules! insert_message {
     ($exec:expr, $session_id:expr, $role:expr, $content:expr, $graph_execution_id:expr, $author:expr, $at:expr) => {{
         sqlx::query_as::<_, $crate::conversations::MessageRow>(
-            "INSERT INTO messages (session_id, role, content, graph_execution_id, created_at, author) \
-             VALUES ($1, $2, $3, $4, $5, $6) \
-             RETURNING id, role, content, graph_execution_id, created_at, author",
+            $crate::conversations::INSERT_MESSAGE,
         )
         .bind($session_id)
         .bind($crate::conversations::role_name($role))
@@ -230,50 +228,184 @@ pub(crate) struct TurnTool<'a> {
 /// Saves (or replaces) a trace on executor `$exec`.
 macro_rules! save_turn {
     ($exec:expr, $trace:expr) => {{
-        let trace: &aics_types::ChatTurnTraceResult = $trace;
-        let duration_ms = i64::try_from(trace.duration_ms).unwrap_or(i64::MAX);
-        // The overview's figures, beside the trace they come from
-        // (db/src/overview.rs reads these, never the trace).
-        let tools: Vec<$crate::conversations::TurnTool<'_>> = trace
-            .tool_calls
-            .iter()
-            .map(|c| $crate::conversations::TurnTool {
-                name: &c.name,
-                status: c.status,
-            })
-            .collect();
-        sqlx::query(
-            "INSERT INTO turns (graph_execution_id, session_id, intent, stop_reason, pending_approval, \
-             duration_ms, llm_calls, steps_taken, trace, started_at, updated_at, \
-             prompt_tokens, completion_tokens, cost_usd, tools) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
-             ON CONFLICT (graph_execution_id) DO UPDATE SET \
-             intent = excluded.intent, stop_reason = excluded.stop_reason, \
-             pending_approval = excluded.pending_approval, duration_ms = excluded.duration_ms, \
-             llm_calls = excluded.llm_calls, steps_taken = excluded.steps_taken, \
-             trace = excluded.trace, updated_at = excluded.updated_at, \
-             prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens, \
-             cost_usd = excluded.cost_usd, tools = excluded.tools",
-        )
-        .bind(&trace.graph_execution_id)
-        .bind(&trace.session_id)
-        .bind(trace.intent.as_str())
-        .bind(trace.stop_reason.map(|s| s.as_str()))
-        .bind(trace.pending_approval)
-        .bind(duration_ms)
-        .bind(i64::from(trace.llm_calls))
-        .bind(i64::from(trace.steps_taken))
-        .bind(sqlx::types::Json(trace))
-        .bind(trace.started_at)
-        .bind($crate::now())
-        .bind(i64::try_from(trace.usage.prompt_tokens).unwrap_or(i64::MAX))
-        .bind(i64::try_from(trace.usage.completion_tokens).unwrap_or(i64::MAX))
-        .bind(trace.cost_usd.unwrap_or(0.0))
-        .bind(sqlx::types::Json(&tools))
-        .execute($exec)
-        .await?
-        .rows_affected()
+        let row = $crate::conversations::TurnColumns::of($trace);
+        sqlx::query($crate::conversations::SAVE_TURN)
+            .bind(&row.trace.graph_execution_id)
+            .bind(&row.trace.session_id)
+            .bind(row.trace.intent.as_str())
+            .bind(row.trace.stop_reason.map(|s| s.as_str()))
+            .bind(row.trace.pending_approval)
+            .bind(row.duration_ms)
+            .bind(i64::from(row.trace.llm_calls))
+            .bind(i64::from(row.trace.steps_taken))
+            .bind(sqlx::types::Json(row.trace))
+            .bind(row.trace.started_at)
+            .bind(row.at)
+            .bind(row.prompt_tokens)
+            .bind(row.completion_tokens)
+            .bind(row.cost_usd)
+            .bind(sqlx::types::Json(&row.tools))
+            .execute($exec)
+            .await?
+            .rows_affected()
     }};
+}
+
+/// The statements the macros above and SQLite's direct connection
+/// ([`crate::direct`]) share: one text each, whichever driver runs it.
+pub(crate) const RECENT_MESSAGES: &str =
+    "SELECT id, role, content, graph_execution_id, created_at, author FROM messages \
+     WHERE session_id = $1 ORDER BY id DESC LIMIT $2";
+pub(crate) const TOUCH_CONVERSATION: &str =
+    "UPDATE conversations SET updated_at = $2 WHERE session_id = $1";
+pub(crate) const INSERT_MESSAGE: &str =
+    "INSERT INTO messages (session_id, role, content, graph_execution_id, created_at, author) \
+     VALUES ($1, $2, $3, $4, $5, $6) \
+     RETURNING id, role, content, graph_execution_id, created_at, author";
+pub(crate) const SAVE_TURN: &str =
+    "INSERT INTO turns (graph_execution_id, session_id, intent, stop_reason, pending_approval, \
+     duration_ms, llm_calls, steps_taken, trace, started_at, updated_at, \
+     prompt_tokens, completion_tokens, cost_usd, tools) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+     ON CONFLICT (graph_execution_id) DO UPDATE SET \
+     intent = excluded.intent, stop_reason = excluded.stop_reason, \
+     pending_approval = excluded.pending_approval, duration_ms = excluded.duration_ms, \
+     llm_calls = excluded.llm_calls, steps_taken = excluded.steps_taken, \
+     trace = excluded.trace, updated_at = excluded.updated_at, \
+     prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens, \
+     cost_usd = excluded.cost_usd, tools = excluded.tools";
+
+/// What a stored turn's row holds beside the trace: the overview's
+/// figures (db/src/overview.rs reads these, never the trace).
+pub(crate) struct TurnColumns<'a> {
+    pub(crate) trace: &'a ChatTurnTraceResult,
+    pub(crate) duration_ms: i64,
+    pub(crate) prompt_tokens: i64,
+    pub(crate) completion_tokens: i64,
+    pub(crate) cost_usd: f64,
+    pub(crate) tools: Vec<TurnTool<'a>>,
+    /// When the row is written.
+    pub(crate) at: Timestamp,
+}
+
+impl<'a> TurnColumns<'a> {
+    pub(crate) fn of(trace: &'a ChatTurnTraceResult) -> Self {
+        Self {
+            trace,
+            duration_ms: i64::try_from(trace.duration_ms).unwrap_or(i64::MAX),
+            prompt_tokens: i64::try_from(trace.usage.prompt_tokens).unwrap_or(i64::MAX),
+            completion_tokens: i64::try_from(trace.usage.completion_tokens).unwrap_or(i64::MAX),
+            cost_usd: trace.cost_usd.unwrap_or(0.0),
+            tools: trace
+                .tool_calls
+                .iter()
+                .map(|c| TurnTool {
+                    name: &c.name,
+                    status: c.status,
+                })
+                .collect(),
+            at: crate::now(),
+        }
+    }
+
+    /// Saves the row on SQLite's direct connection.
+    pub(crate) fn save_direct(&self, tx: &rusqlite::Transaction<'_>) -> Result<(), DbError> {
+        let t = self.trace;
+        prepare(tx, SAVE_TURN)?.execute(rusqlite::params![
+            t.graph_execution_id,
+            t.session_id,
+            t.intent.as_str(),
+            t.stop_reason.map(|s| s.as_str()),
+            t.pending_approval,
+            self.duration_ms,
+            t.llm_calls,
+            t.steps_taken,
+            json(t)?,
+            ts(t.started_at),
+            ts(self.at),
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.cost_usd,
+            json(&self.tools)?,
+        ])?;
+        Ok(())
+    }
+}
+
+impl MessageRow {
+    /// A row of [`INSERT_MESSAGE`] or [`RECENT_MESSAGES`] read on SQLite's
+    /// direct connection.
+    fn direct(row: &rusqlite::Row<'_>) -> Result<Self, DbError> {
+        Ok(Self {
+            id: row.get(0)?,
+            role: row.get(1)?,
+            content: row.get(2)?,
+            graph_execution_id: row.get(3)?,
+            created_at: read_ts(&row.get::<_, String>(4)?)?,
+            author: row.get(5)?,
+        })
+    }
+}
+
+/// The last `n` messages of a conversation, oldest first, on SQLite's
+/// direct connection (as `recent_messages!`).
+pub(crate) fn recent_messages_direct(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: &str,
+    n: u32,
+) -> Result<Vec<ChatMessage>, DbError> {
+    let mut query = prepare(tx, RECENT_MESSAGES)?;
+    let mut rows = query.query(rusqlite::params![session_id, n])?;
+    let mut messages = Vec::new();
+    while let Some(row) = rows.next()? {
+        messages.push(ChatMessage::try_from(MessageRow::direct(row)?)?);
+    }
+    messages.reverse();
+    Ok(messages)
+}
+
+/// Inserts a message at `at` on SQLite's direct connection, without
+/// touching the conversation (as `insert_message!`).
+pub(crate) fn insert_message_direct(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: &str,
+    role: MessageRole,
+    content: &str,
+    graph_execution_id: Option<&str>,
+    at: Timestamp,
+) -> Result<ChatMessage, DbError> {
+    let mut insert = prepare(tx, INSERT_MESSAGE)?;
+    let mut rows = insert.query(rusqlite::params![
+        session_id,
+        role_name(role),
+        content,
+        graph_execution_id,
+        ts(at),
+        None::<&str>,
+    ])?;
+    let row = rows
+        .next()?
+        .ok_or_else(|| DbError::Corrupt("an insert returned no row".into()))?;
+    ChatMessage::try_from(MessageRow::direct(row)?)
+}
+
+/// Appends a message and touches its conversation on SQLite's direct
+/// connection (as `append_message!`); `NotFound` when the conversation is
+/// missing.
+pub(crate) fn append_message_direct(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: &str,
+    role: MessageRole,
+    content: &str,
+    graph_execution_id: Option<&str>,
+) -> Result<ChatMessage, DbError> {
+    let at = crate::now();
+    let touched =
+        prepare(tx, TOUCH_CONVERSATION)?.execute(rusqlite::params![session_id, ts(at)])?;
+    if touched == 0 {
+        return Err(DbError::NotFound(format!("conversation {session_id}")));
+    }
+    insert_message_direct(tx, session_id, role, content, graph_execution_id, at)
 }
 
 impl Database {

@@ -30,10 +30,11 @@ use aics_graph::Checkpoint;
 use sqlx::types::Json;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::direct::{json, prepare, ts};
 use crate::{Database, DbError};
 
-/// Rows per INSERT statement: 10 parameters each, far below the limits of
-/// both databases (SQLite 32 766, PostgreSQL 65 535 parameters).
+/// Rows per INSERT statement on PostgreSQL: 10 parameters each, far below
+/// its limit of 65 535.
 const ROWS_PER_STATEMENT: usize = 64;
 /// Rows per transaction: a batch stops growing here, so one commit never
 /// holds the database for long.
@@ -223,47 +224,55 @@ async fn run(
 const INSERT: &str = "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, \
      next_node, path, state, pending_interrupts, created_at) ";
 const ON_CONFLICT: &str = " ON CONFLICT (thread_id, checkpoint_id) DO NOTHING";
+/// One row, on SQLite's direct connection ([`crate::direct`]), which
+/// prepares it once and runs it per row.
+const INSERT_ONE: &str =
+    "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, \
+     next_node, path, state, pending_interrupts, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+     ON CONFLICT (thread_id, checkpoint_id) DO NOTHING";
 
 /// Inserts `rows` in one transaction; saving a checkpoint id twice
 /// changes nothing.
 ///
-/// On PostgreSQL the transaction commits with `synchronous_commit = off`
-/// (crate docs, "Durability"); on SQLite a batch that fits one statement
-/// needs no explicit transaction (a statement is atomic).
+/// On SQLite the rows are encoded first, then written on the direct
+/// connection in the caller's thread. On PostgreSQL the transaction
+/// commits with `synchronous_commit = off` (crate docs, "Durability").
 pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), DbError> {
-    macro_rules! statement {
-        ($backend:ty, $chunk:expr) => {{
-            let mut query = sqlx::QueryBuilder::<$backend>::new(INSERT);
-            query.push_values($chunk.iter(), |mut row, cp| {
-                row.push_bind(&cp.thread_id)
-                    .push_bind(&cp.checkpoint_id)
-                    .push_bind(&cp.parent_id)
-                    .push_bind(i64::from(cp.step))
-                    .push_bind(&cp.node)
-                    .push_bind(&cp.next)
-                    .push_bind(Json(&cp.path))
-                    .push_bind(Json(&cp.state))
-                    .push_bind(Json(&cp.pending_interrupts))
-                    .push_bind(cp.created_at);
-            });
-            query.push(ON_CONFLICT);
-            query
-        }};
-    }
     match db {
-        Database::Sqlite(pool) => {
-            if rows.len() <= ROWS_PER_STATEMENT {
-                statement!(sqlx::Sqlite, rows).build().execute(pool).await?;
-            } else {
-                let mut tx = pool.begin().await?;
-                for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-                    statement!(sqlx::Sqlite, chunk)
-                        .build()
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                tx.commit().await?;
-            }
+        Database::Sqlite(sqlite) => {
+            let encoded = rows
+                .iter()
+                .map(|cp| {
+                    Ok([
+                        json(&cp.path)?,
+                        json(&cp.pending_interrupts)?,
+                        ts(cp.created_at),
+                    ])
+                })
+                .collect::<Result<Vec<_>, DbError>>()?;
+            sqlite
+                .direct()?
+                .write(|tx| {
+                    let mut insert = prepare(tx, INSERT_ONE)?;
+                    // The state is stored as the text the engine made.
+                    for (cp, [path, interrupts, at]) in rows.iter().zip(&encoded) {
+                        insert.execute(rusqlite::params![
+                            cp.thread_id,
+                            cp.checkpoint_id,
+                            cp.parent_id,
+                            cp.step,
+                            cp.node,
+                            cp.next,
+                            path,
+                            cp.state.get(),
+                            interrupts,
+                            at,
+                        ])?;
+                    }
+                    Ok(())
+                })
+                .await
         }
         Database::Postgres(pool) => {
             let mut tx = pool.begin().await?;
@@ -271,13 +280,24 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
                 .execute(&mut *tx)
                 .await?;
             for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-                statement!(sqlx::Postgres, chunk)
-                    .build()
-                    .execute(&mut *tx)
-                    .await?;
+                let mut query = sqlx::QueryBuilder::<sqlx::Postgres>::new(INSERT);
+                query.push_values(chunk.iter(), |mut row, cp| {
+                    row.push_bind(&cp.thread_id)
+                        .push_bind(&cp.checkpoint_id)
+                        .push_bind(&cp.parent_id)
+                        .push_bind(i64::from(cp.step))
+                        .push_bind(&cp.node)
+                        .push_bind(&cp.next)
+                        .push_bind(Json(&cp.path))
+                        .push_bind(Json(&cp.state))
+                        .push_bind(Json(&cp.pending_interrupts))
+                        .push_bind(cp.created_at);
+                });
+                query.push(ON_CONFLICT);
+                query.build().execute(&mut *tx).await?;
             }
             tx.commit().await?;
+            Ok(())
         }
     }
-    Ok(())
 }

@@ -95,6 +95,7 @@
 #![forbid(unsafe_code)]
 
 use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
@@ -108,7 +109,10 @@ use sqlx::sqlite::{
 macro_rules! with_pool {
     ($db:expr, $pool:ident => $body:expr) => {
         match $db {
-            $crate::Database::Sqlite($pool) => $body,
+            $crate::Database::Sqlite(sqlite) => {
+                let $pool = sqlite.pool();
+                $body
+            }
             $crate::Database::Postgres($pool) => $body,
         }
     };
@@ -125,6 +129,7 @@ pub mod channel;
 pub mod checkpoints;
 pub mod commerce;
 pub mod customers;
+mod direct;
 pub mod group_commit;
 pub mod handling;
 pub mod memories;
@@ -168,6 +173,10 @@ pub enum DbError {
     /// The database failed or is unreachable (500, logged, never echoed).
     #[error("database error: {0}")]
     Sqlx(#[from] sqlx::Error),
+    /// The direct SQLite connection failed ([`direct`]; 500, logged, never
+    /// echoed).
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
     /// Applying the migrations failed (startup error).
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
@@ -217,19 +226,44 @@ pub enum DbError {
 /// clones share one pool.
 #[derive(Debug, Clone)]
 pub enum Database {
-    Sqlite(SqlitePool),
+    Sqlite(Sqlite),
     Postgres(PgPool),
 }
 
-impl From<SqlitePool> for Database {
-    fn from(pool: SqlitePool) -> Self {
-        Self::Sqlite(pool)
+/// A SQLite database: sqlx's pool, and the direct connection that a turn's
+/// own statements take ([`direct`]).
+#[derive(Debug, Clone)]
+pub struct Sqlite {
+    pool: SqlitePool,
+    /// Opened on first use (or by [`Database::connect`], to fail early).
+    direct: Arc<OnceLock<direct::Direct>>,
+}
+
+impl Sqlite {
+    /// The sqlx pool.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// The direct connection to the pool's database, opened when first
+    /// asked for.
+    pub(crate) fn direct(&self) -> Result<&direct::Direct, DbError> {
+        if let Some(direct) = self.direct.get() {
+            return Ok(direct);
+        }
+        let opened = direct::Direct::open(self.pool.connect_options().get_filename())?;
+        // Two first callers may both open one: one is kept.
+        Ok(self.direct.get_or_init(|| opened))
     }
 }
 
-impl From<PgPool> for Database {
-    fn from(pool: PgPool) -> Self {
-        Self::Postgres(pool)
+impl From<SqlitePool> for Database {
+    /// The pool's database (tests make theirs with `#[sqlx::test]`).
+    fn from(pool: SqlitePool) -> Self {
+        Self::Sqlite(Sqlite {
+            pool,
+            direct: Arc::default(),
+        })
     }
 }
 
@@ -280,7 +314,11 @@ impl Database {
             if !in_memory {
                 wal::start(options, pool.clone());
             }
-            Ok(Self::Sqlite(pool))
+            let db = Self::from(pool);
+            if let Self::Sqlite(sqlite) = &db {
+                sqlite.direct()?;
+            }
+            Ok(db)
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             tracing::Span::current().record("backend", "postgres");
             let options = PgConnectOptions::from_str(url)?;
@@ -307,7 +345,14 @@ impl Database {
     #[tracing::instrument(skip_all, fields(backend = self.backend()))]
     pub async fn migrate(&self) -> Result<(), DbError> {
         match self {
-            Self::Sqlite(pool) => sqlx::migrate!("./migrations/sqlite").run(pool).await?,
+            Self::Sqlite(sqlite) => {
+                sqlx::migrate!("./migrations/sqlite")
+                    .run(sqlite.pool())
+                    .await?;
+                // Opened now, before anyone holds a lock (it sets WAL on a
+                // pool made elsewhere).
+                sqlite.direct()?;
+            }
             Self::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await?,
         }
         Ok(())
@@ -347,6 +392,11 @@ impl Database {
 
     /// Closes the pool, waiting for connections in use to come back.
     pub async fn close(&self) {
+        if let Self::Sqlite(Sqlite { direct, .. }) = self {
+            if let Some(direct) = direct.get() {
+                direct.close();
+            }
+        }
         with_pool!(self, pool => pool.close().await);
     }
 }

@@ -64,9 +64,10 @@ mod tests {
         let db = Database::connect(&format!("sqlite://{}", file.display()))
             .await
             .expect("test database");
-        let Database::Sqlite(pool) = &db else {
+        let Database::Sqlite(sqlite) = &db else {
             unreachable!()
         };
+        let pool = sqlite.pool();
         sqlx::query("CREATE TABLE blobs (b BLOB)")
             .execute(pool)
             .await

@@ -20,7 +20,7 @@ macro_rules! on_both_databases {
             $(
                 #[sqlx::test(migrations = false)]
                 async fn $name(pool: sqlx::SqlitePool) {
-                    super::suite::$name(super::suite::ready(aics_db::Database::Sqlite(pool)).await).await;
+                    super::suite::$name(super::suite::ready(aics_db::Database::from(pool)).await).await;
                 }
             )*
         }
@@ -89,9 +89,10 @@ async fn sqlite_approval_survives_a_restart() {
     let token = aics_db::tokens::new_token();
 
     let db = suite::ready(Database::connect(&url).await.expect("connect")).await;
-    let Database::Sqlite(pool) = &db else {
+    let Database::Sqlite(sqlite) = &db else {
         panic!("expected SQLite")
     };
+    let pool = sqlite.pool();
     let mode: (String,) = sqlx::query_as("PRAGMA journal_mode")
         .fetch_one(pool)
         .await

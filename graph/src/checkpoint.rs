@@ -7,7 +7,9 @@
 //! and PostgreSQL ones.
 
 use async_trait::async_trait;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::Timestamp;
@@ -54,10 +56,74 @@ pub struct Checkpoint {
     #[serde(default)]
     pub path: Vec<String>,
     /// The whole state, serialised.
-    pub state: Value,
+    pub state: StateJson,
     /// Interrupts waiting for a resume value at this point.
     pub pending_interrupts: Vec<Interrupt>,
     pub created_at: Timestamp,
+}
+
+/// A state serialised to JSON once, when its checkpoint is made, and kept
+/// as that text: a store writes it as it is, and it is decoded only where
+/// it is read (a resume, a fork, the trace view). A tree of
+/// [`serde_json::Value`]s would cost a second serialisation for every
+/// write and several times the memory of the text while it waits.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct StateJson(Box<RawValue>);
+
+impl StateJson {
+    /// Serialises `state`.
+    pub fn encode<S: Serialize + ?Sized>(state: &S) -> Result<Self, serde_json::Error> {
+        serde_json::value::to_raw_value(state).map(Self)
+    }
+
+    /// Takes stored JSON text, checking that it is JSON.
+    pub fn from_text(text: String) -> Result<Self, serde_json::Error> {
+        RawValue::from_string(text).map(Self)
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// Decodes the state.
+    pub fn decode<S: DeserializeOwned>(&self) -> Result<S, serde_json::Error> {
+        serde_json::from_str(self.get())
+    }
+
+    /// The state as a tree of values (for views and tests).
+    pub fn to_value(&self) -> Value {
+        // Text that came from `encode` or `from_text` is JSON.
+        serde_json::from_str(self.get()).unwrap_or(Value::Null)
+    }
+}
+
+/// Equal when the JSON is: PostgreSQL's `jsonb` gives back the same state
+/// with its keys in another order.
+impl PartialEq for StateJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get() || self.to_value() == other.to_value()
+    }
+}
+
+impl std::fmt::Debug for StateJson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+impl From<Box<RawValue>> for StateJson {
+    fn from(raw: Box<RawValue>) -> Self {
+        Self(raw)
+    }
+}
+
+impl From<&Value> for StateJson {
+    fn from(value: &Value) -> Self {
+        // A value always serialises.
+        Self::encode(value).unwrap_or_else(|_| unreachable!("a JSON value serialises"))
+    }
 }
 
 /// What can go wrong saving or loading checkpoints.

@@ -84,7 +84,7 @@ pub mod run;
 pub mod state;
 
 pub use builder::GraphBuilder;
-pub use checkpoint::{Checkpoint, CheckpointError, Checkpointer, Interrupt};
+pub use checkpoint::{Checkpoint, CheckpointError, Checkpointer, Interrupt, StateJson};
 pub use durability::Durability;
 pub use error::GraphError;
 pub use memory::MemoryCheckpointer;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::builder::Edge;
-use crate::checkpoint::{Checkpoint, Checkpointer, Interrupt};
+use crate::checkpoint::{Checkpoint, Checkpointer, Interrupt, StateJson};
 use crate::durability::{Durability, Writes};
 use crate::error::GraphError;
 use crate::node::{Next, Node, NodeContext};
@@ -395,15 +395,15 @@ fn new_checkpoint_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-fn encode<S: State>(thread_id: &str, state: &S) -> Result<serde_json::Value, GraphError> {
-    serde_json::to_value(state).map_err(|source| GraphError::State {
+fn encode<S: State>(thread_id: &str, state: &S) -> Result<StateJson, GraphError> {
+    StateJson::encode(state).map_err(|source| GraphError::State {
         thread_id: thread_id.to_owned(),
         source,
     })
 }
 
 fn decode<S: State>(c: Checkpoint) -> Result<Snapshot<S>, GraphError> {
-    let state = serde_json::from_value(c.state).map_err(|source| GraphError::State {
+    let state = c.state.decode().map_err(|source| GraphError::State {
         thread_id: c.thread_id.clone(),
         source,
     })?;

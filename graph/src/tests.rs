@@ -58,7 +58,7 @@ async fn plain_edges_run_in_order_and_checkpoint_every_node() {
     );
     assert_eq!(list[0].next.as_deref(), Some("a"));
     assert!(list[0].path.is_empty());
-    assert_eq!(list[0].state["visited"], json!([]));
+    assert_eq!(list[0].state.to_value()["visited"], json!([]));
     assert_eq!(list[1].node, "a");
     assert_eq!(list[1].next.as_deref(), Some("b"));
     assert_eq!(
@@ -73,7 +73,7 @@ async fn plain_edges_run_in_order_and_checkpoint_every_node() {
     assert_eq!(list[2].next, None);
     assert_eq!(list[2].step, 2);
     assert_eq!(list[2].path, ["a", "b"]);
-    assert_eq!(list[2].state["visited"], json!(["a", "b"]));
+    assert_eq!(list[2].state.to_value()["visited"], json!(["a", "b"]));
     assert_eq!(
         out.checkpoint_id.as_deref(),
         Some(list[2].checkpoint_id.as_str())

@@ -54,7 +54,7 @@ async fn the_exporter_posts_protobuf_spans_and_flushes_on_shutdown(pool: SqliteP
     let (endpoint, received) = collector().await;
     let export = OtelExport::start(Some(&endpoint), false).unwrap();
     assert!(!export.capture_content());
-    let db = Database::Sqlite(pool);
+    let db = Database::from(pool);
     db.migrate().await.unwrap();
     db.seed().await.unwrap();
     let console = Console::with_observer(db, ConsoleConfig::for_tests(), export.observer())

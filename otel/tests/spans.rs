@@ -38,7 +38,7 @@ struct Harness {
 }
 
 async fn harness(pool: SqlitePool, capture_content: bool) -> Harness {
-    let db = Database::Sqlite(pool);
+    let db = Database::from(pool);
     db.migrate().await.unwrap();
     db.seed().await.unwrap();
     db.ensure_default_accounts(Some("supervisor-pass"), Some("agent-pass"))

@@ -73,7 +73,7 @@ fn web_for_tests() -> aics::web::WebConfig {
 }
 
 async fn app(pool: SqlitePool) -> TestApp {
-    test_app(ready_db(Database::Sqlite(pool)).await).await
+    test_app(ready_db(Database::from(pool)).await).await
 }
 
 /// A request builder with the Host header every browser sends, from a

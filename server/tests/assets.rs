@@ -69,7 +69,7 @@ fn site() -> tempdir::Site {
 }
 
 async fn app(pool: SqlitePool, hashed: bool) -> App {
-    let db = Database::Sqlite(pool);
+    let db = Database::from(pool);
     db.migrate().await.unwrap();
     db.seed().await.unwrap();
     let console = Console::new(

@@ -36,7 +36,7 @@ struct App {
 }
 
 async fn app_with(pool: SqlitePool, config: ConsoleConfig, web: WebConfig) -> App {
-    let db = Database::Sqlite(pool);
+    let db = Database::from(pool);
     db.migrate().await.unwrap();
     db.seed().await.unwrap();
     db.ensure_default_accounts(Some("supervisor-pass"), Some("agent-pass"))

@@ -29,7 +29,7 @@ use aics_agent::model::Message;
 use aics_agent::tool::{Tool, ToolContext, ToolError, ToolRegistry};
 use aics_agent::{AgentError, EngineKind, PlanProtocol, SupportAgent, SupportConfig, SupportState};
 use aics_db::{Database, NewStudioRun, SqlMemoryStore};
-use aics_graph::{Checkpoint, Checkpointer, MemoryCheckpointer, NoObserver};
+use aics_graph::{Checkpoint, Checkpointer, MemoryCheckpointer, NoObserver, StateJson};
 use aics_types::{ForkRequest, StudioRun, UserInfo, MAX_FORK_MESSAGE_CHARS};
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -153,7 +153,9 @@ impl Console {
                 "the turn ended at this checkpoint: fork from an earlier step".into(),
             ));
         }
-        let mut state: SupportState = serde_json::from_value(source.state.clone())
+        let mut state: SupportState = source
+            .state
+            .decode()
             .map_err(|e| ServiceError::Internal(format!("checkpoint state: {e}")))?;
         let id = uuid::Uuid::new_v4().to_string();
         state.graph_execution_id = id.clone();
@@ -190,7 +192,7 @@ impl Console {
             node: source.node.clone(),
             next: source.next.clone(),
             path: source.path.clone(),
-            state: serde_json::to_value(&state)
+            state: StateJson::encode(&state)
                 .map_err(|e| ServiceError::Internal(format!("fork state: {e}")))?,
             pending_interrupts: source.pending_interrupts.clone(),
             created_at: chrono::Utc::now(),

@@ -29,7 +29,7 @@ fn config() -> ConsoleConfig {
 }
 
 async fn console(pool: SqlitePool) -> Console {
-    Console::new(ready(Database::Sqlite(pool)).await, config())
+    Console::new(ready(Database::from(pool)).await, config())
         .await
         .unwrap()
 }

@@ -114,7 +114,7 @@ async fn customers_flow(console: Console) {
 
 #[sqlx::test(migrations = false)]
 async fn customers_on_sqlite(pool: sqlx::SqlitePool) {
-    customers_flow(console(Database::Sqlite(pool)).await).await;
+    customers_flow(console(Database::from(pool)).await).await;
 }
 
 #[sqlx::test(migrations = false)]

@@ -132,7 +132,7 @@ async fn a_long_turn_keeps_its_run(db: Database, second_instance: bool) {
 
 #[sqlx::test(migrations = false)]
 async fn a_long_turn_keeps_its_run_on_sqlite(pool: SqlitePool) {
-    a_long_turn_keeps_its_run(ready(Database::Sqlite(pool)).await, false).await;
+    a_long_turn_keeps_its_run(ready(Database::from(pool)).await, false).await;
 }
 
 #[sqlx::test(migrations = false)]
@@ -231,7 +231,7 @@ async fn cancel_a_paused_turn(db: Database) {
 
 #[sqlx::test(migrations = false)]
 async fn cancel_a_paused_turn_on_sqlite(pool: SqlitePool) {
-    cancel_a_paused_turn(ready(Database::Sqlite(pool)).await).await;
+    cancel_a_paused_turn(ready(Database::from(pool)).await).await;
 }
 
 #[sqlx::test(migrations = false)]
@@ -243,7 +243,7 @@ async fn cancel_a_paused_turn_on_postgres(pool: PgPool) {
 /// once, nothing of the rest of the turn is stored, the conversation is free.
 #[sqlx::test(migrations = false)]
 async fn cancel_a_running_turn(pool: SqlitePool) {
-    let db = ready(Database::Sqlite(pool)).await;
+    let db = ready(Database::from(pool)).await;
     let console = Console::new(
         db.clone(),
         ConsoleConfig {
@@ -336,7 +336,7 @@ async fn a_decided_turn_whose_resume_never_started_is_resumed(db: Database) {
 
 #[sqlx::test(migrations = false)]
 async fn a_decided_turn_whose_resume_never_started_is_resumed_on_sqlite(pool: SqlitePool) {
-    a_decided_turn_whose_resume_never_started_is_resumed(ready(Database::Sqlite(pool)).await).await;
+    a_decided_turn_whose_resume_never_started_is_resumed(ready(Database::from(pool)).await).await;
 }
 
 #[sqlx::test(migrations = false)]
@@ -410,7 +410,7 @@ async fn runs_of_a_dead_instance_are_taken_over(pool: PgPool) {
 /// server no longer keeps is told to resync.
 #[sqlx::test(migrations = false)]
 async fn a_reconnect_gets_every_missed_event_once(pool: SqlitePool) {
-    let db = ready(Database::Sqlite(pool)).await;
+    let db = ready(Database::from(pool)).await;
     let console = Console::new(
         db,
         ConsoleConfig {
@@ -465,7 +465,7 @@ async fn a_reconnect_gets_every_missed_event_once(pool: SqlitePool) {
 /// told to resync instead of silently missing what was dropped.
 #[sqlx::test(migrations = false)]
 async fn a_subscriber_that_never_reads_does_not_hold_up_the_turn(pool: SqlitePool) {
-    let db = ready(Database::Sqlite(pool)).await;
+    let db = ready(Database::from(pool)).await;
     let console = Console::new(db, ConsoleConfig::for_tests()).await.unwrap();
     let sid = "never-reads";
     let mut stuck = console.conversation_events(sid, None).unwrap();
@@ -662,13 +662,13 @@ async fn calls_without_provider_ids_get_their_own_approvals(db: Database, legacy
 
 #[sqlx::test(migrations = false)]
 async fn calls_without_provider_ids_get_their_own_approvals_on_sqlite(pool: SqlitePool) {
-    calls_without_provider_ids_get_their_own_approvals(ready(Database::Sqlite(pool)).await, false)
+    calls_without_provider_ids_get_their_own_approvals(ready(Database::from(pool)).await, false)
         .await;
 }
 
 #[sqlx::test(migrations = false)]
 async fn legacy_function_calls_get_their_own_approvals_on_sqlite(pool: SqlitePool) {
-    calls_without_provider_ids_get_their_own_approvals(ready(Database::Sqlite(pool)).await, true)
+    calls_without_provider_ids_get_their_own_approvals(ready(Database::from(pool)).await, true)
         .await;
 }
 

@@ -20,7 +20,10 @@ use sqlx::{PgPool, SqlitePool};
 async fn count(db: &Database, table: &str) -> i64 {
     let sql = format!("SELECT COUNT(*) FROM {table}");
     match db {
-        Database::Sqlite(pool) => sqlx::query_scalar(&sql).fetch_one(pool).await.unwrap(),
+        Database::Sqlite(sqlite) => sqlx::query_scalar(&sql)
+            .fetch_one(sqlite.pool())
+            .await
+            .unwrap(),
         Database::Postgres(pool) => sqlx::query_scalar(&sql).fetch_one(pool).await.unwrap(),
     }
 }
@@ -254,7 +257,7 @@ async fn a_stale_fork_is_swept_once(db: Database) {
 
 #[sqlx::test(migrations = false)]
 async fn sqlite_a_stale_fork_is_swept_once(pool: SqlitePool) {
-    a_stale_fork_is_swept_once(Database::Sqlite(pool)).await;
+    a_stale_fork_is_swept_once(Database::from(pool)).await;
 }
 
 #[sqlx::test(migrations = false)]
@@ -264,12 +267,12 @@ async fn postgres_a_stale_fork_is_swept_once(pool: PgPool) {
 
 #[sqlx::test(migrations = false)]
 async fn sqlite_fork_of_a_ticket_turn_writes_nothing(pool: SqlitePool) {
-    fork_of_a_ticket_turn_writes_nothing(Database::Sqlite(pool)).await;
+    fork_of_a_ticket_turn_writes_nothing(Database::from(pool)).await;
 }
 
 #[sqlx::test(migrations = false)]
 async fn sqlite_fork_of_a_busy_conversation_runs(pool: SqlitePool) {
-    fork_of_a_busy_conversation_runs(Database::Sqlite(pool)).await;
+    fork_of_a_busy_conversation_runs(Database::from(pool)).await;
 }
 
 #[sqlx::test(migrations = false)]

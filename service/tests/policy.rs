@@ -28,7 +28,7 @@ macro_rules! on_both_databases {
             $(
                 #[sqlx::test(migrations = false)]
                 async fn $name(pool: sqlx::SqlitePool) {
-                    super::$name(super::ready(aics_db::Database::Sqlite(pool)).await).await;
+                    super::$name(super::ready(aics_db::Database::from(pool)).await).await;
                 }
             )*
         }
@@ -354,7 +354,7 @@ async fn a_deadline_rule_scoped_to_one_order(pool: sqlx::SqlitePool) {
             ..RuleConfig::default()
         },
     );
-    let console = Console::new(ready(Database::Sqlite(pool)).await, config(approvals))
+    let console = Console::new(ready(Database::from(pool)).await, config(approvals))
         .await
         .unwrap();
     let trace = console

@@ -176,7 +176,10 @@ async fn ended(console: &Console, id: &str) -> StudioRun {
 async fn forks_in_db(db: &Database) -> i64 {
     let sql = "SELECT COUNT(*) FROM studio_runs";
     match db {
-        Database::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
+        Database::Sqlite(sqlite) => sqlx::query_scalar(sql)
+            .fetch_one(sqlite.pool())
+            .await
+            .unwrap(),
         Database::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
     }
 }
@@ -367,7 +370,7 @@ async fn a_fork_runs_on_another_provider(db: Database) {
 
 #[sqlx::test(migrations = false)]
 async fn sqlite_providers_are_probed_once_in_the_background(pool: SqlitePool) {
-    providers_are_probed_once_in_the_background(Database::Sqlite(pool)).await;
+    providers_are_probed_once_in_the_background(Database::from(pool)).await;
 }
 
 #[sqlx::test(migrations = false)]
@@ -377,7 +380,7 @@ async fn postgres_providers_are_probed_once_in_the_background(pool: PgPool) {
 
 #[sqlx::test(migrations = false)]
 async fn sqlite_a_fork_runs_on_another_provider(pool: SqlitePool) {
-    a_fork_runs_on_another_provider(Database::Sqlite(pool)).await;
+    a_fork_runs_on_another_provider(Database::from(pool)).await;
 }
 
 #[sqlx::test(migrations = false)]
@@ -388,7 +391,7 @@ async fn postgres_a_fork_runs_on_another_provider(pool: PgPool) {
 /// A default named in `providers` too is built once, from `provider`.
 #[sqlx::test(migrations = false)]
 async fn the_default_replaces_its_entry(pool: SqlitePool) {
-    let db = ready(Database::Sqlite(pool)).await;
+    let db = ready(Database::from(pool)).await;
     let stub = stub::start().await;
     let mut providers = BTreeMap::new();
     providers.insert(

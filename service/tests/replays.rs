@@ -529,7 +529,7 @@ async fn a_dead_run_is_swept(db: Database) {
 
 #[sqlx::test(migrations = false)]
 async fn sqlite_a_set_of_20_turns_replays_and_summarises(pool: SqlitePool) {
-    a_set_of_20_turns_replays_and_summarises(Database::Sqlite(pool)).await;
+    a_set_of_20_turns_replays_and_summarises(Database::from(pool)).await;
 }
 
 #[sqlx::test(migrations = false)]
@@ -539,7 +539,7 @@ async fn postgres_a_set_of_20_turns_replays_and_summarises(pool: PgPool) {
 
 #[sqlx::test(migrations = false)]
 async fn sqlite_sets_from_a_filter(pool: SqlitePool) {
-    sets_from_a_filter(Database::Sqlite(pool)).await;
+    sets_from_a_filter(Database::from(pool)).await;
 }
 
 #[sqlx::test(migrations = false)]
@@ -549,7 +549,7 @@ async fn postgres_sets_from_a_filter(pool: PgPool) {
 
 #[sqlx::test(migrations = false)]
 async fn sqlite_only_supervisors_and_only_good_input(pool: SqlitePool) {
-    only_supervisors_and_only_good_input(Database::Sqlite(pool)).await;
+    only_supervisors_and_only_good_input(Database::from(pool)).await;
 }
 
 #[sqlx::test(migrations = false)]
@@ -559,7 +559,7 @@ async fn postgres_only_supervisors_and_only_good_input(pool: PgPool) {
 
 #[sqlx::test(migrations = false)]
 async fn sqlite_a_dead_run_is_swept(pool: SqlitePool) {
-    a_dead_run_is_swept(Database::Sqlite(pool)).await;
+    a_dead_run_is_swept(Database::from(pool)).await;
 }
 
 #[sqlx::test(migrations = false)]

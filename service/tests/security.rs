@@ -68,7 +68,7 @@ macro_rules! on_both_databases {
             $(
                 #[sqlx::test(migrations = false)]
                 async fn $name(pool: sqlx::SqlitePool) {
-                    super::$name(super::ready(aics_db::Database::Sqlite(pool)).await).await;
+                    super::$name(super::ready(aics_db::Database::from(pool)).await).await;
                 }
             )*
         }

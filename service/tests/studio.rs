@@ -16,7 +16,7 @@ use sqlx::SqlitePool;
 
 async fn console(pool: SqlitePool) -> Console {
     Console::new(
-        ready(Database::Sqlite(pool)).await,
+        ready(Database::from(pool)).await,
         ConsoleConfig::for_tests(),
     )
     .await
@@ -66,7 +66,7 @@ async fn llm_call_records_are_stored_with_the_turn_and_priced(pool: SqlitePool) 
 #[sqlx::test(migrations = false)]
 async fn a_running_turn_has_a_detail_from_its_latest_checkpoint(pool: SqlitePool) {
     let console = Console::new(
-        ready(Database::Sqlite(pool)).await,
+        ready(Database::from(pool)).await,
         ConsoleConfig {
             // The reply streams slowly: the turn is seen mid-run, even on
             // a loaded machine where one poll takes a while.

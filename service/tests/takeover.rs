@@ -182,7 +182,7 @@ async fn takeover_flow(console: Console) {
 
 #[sqlx::test(migrations = false)]
 async fn takeover_on_sqlite(pool: sqlx::SqlitePool) {
-    takeover_flow(console(Database::Sqlite(pool)).await).await;
+    takeover_flow(console(Database::from(pool)).await).await;
 }
 
 #[sqlx::test(migrations = false)]
@@ -194,7 +194,7 @@ async fn takeover_on_postgres(pool: sqlx::PgPool) {
 /// so until someone takes it.
 #[sqlx::test(migrations = false)]
 async fn escalation_fills_the_queue_until_taken(pool: sqlx::SqlitePool) {
-    let console = console(Database::Sqlite(pool)).await;
+    let console = console(Database::from(pool)).await;
     console
         .chat(&agent(), "esc", "I want to talk to a human agent please")
         .await

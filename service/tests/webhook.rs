@@ -55,7 +55,7 @@ async fn serve(stub: Stub, answer: fn(usize) -> Option<StatusCode>) -> String {
 
 async fn console(pool: SqlitePool, url: String) -> Console {
     Console::new(
-        ready(Database::Sqlite(pool)).await,
+        ready(Database::from(pool)).await,
         ConsoleConfig {
             approvals: ApprovalsConfig {
                 webhook_url: Some(url),

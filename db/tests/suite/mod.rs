@@ -278,7 +278,7 @@ fn checkpoint(
         node: node.into(),
         next: next.map(Into::into),
         path: vec![node.to_owned()],
-        state: json!({"current_step": step, "messages": ["订单123", "hello"]}),
+        state: (&json!({"current_step": step, "messages": ["订单123", "hello"]})).into(),
         pending_interrupts: Vec::new(),
         created_at: chrono::Utc::now(),
     }

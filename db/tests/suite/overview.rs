@@ -67,13 +67,13 @@ async fn approval(
                policy_reason, status, created_at, decided_at) \
                VALUES ($1, 's', 'g', 'ticket_create', $2, 'sensitive', $3, $4, $5)";
     match db {
-        Database::Sqlite(pool) => sqlx::query(sql)
+        Database::Sqlite(sqlite) => sqlx::query(sql)
             .bind(id)
             .bind(sqlx::types::Json(json!({})))
             .bind(status)
             .bind(created)
             .bind(decided)
-            .execute(pool)
+            .execute(sqlite.pool())
             .await
             .map(|_| ()),
         Database::Postgres(pool) => sqlx::query(sql)

@@ -19,7 +19,7 @@ fn row(thread: &str, step: u32, state: serde_json::Value) -> Checkpoint {
         node: format!("n{step}"),
         next: Some(format!("n{}", step + 1)),
         path: (0..=step).map(|s| format!("n{s}")).collect(),
-        state,
+        state: (&state).into(),
         pending_interrupts: Vec::new(),
         created_at: chrono::Utc::now(),
     }
@@ -35,8 +35,8 @@ enum Blocker {
 
 async fn block_writes(db: &Database) -> Blocker {
     match db {
-        Database::Sqlite(pool) => {
-            let mut conn = pool.acquire().await.expect("a connection");
+        Database::Sqlite(sqlite) => {
+            let mut conn = sqlite.pool().acquire().await.expect("a connection");
             sqlx::query("BEGIN IMMEDIATE")
                 .execute(&mut *conn)
                 .await
@@ -122,7 +122,10 @@ pub async fn group_commit_keeps_every_callers_write(db: Database) {
             .expect("list");
         let steps: Vec<u32> = list.iter().map(|c| c.step).collect();
         assert_eq!(steps, [0, 1, 2, 3], "caller {caller}");
-        assert_eq!(list[3].state, json!({"caller": caller, "step": 3}));
+        assert_eq!(
+            list[3].state.to_value(),
+            json!({"caller": caller, "step": 3})
+        );
     }
     let stats = cp.writer_stats();
     let jobs = (CALLERS / 2 * 4 + CALLERS / 2) as u64;

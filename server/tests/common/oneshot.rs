@@ -16,7 +16,7 @@ use tower::ServiceExt;
 const HOST: &str = "console.test";
 
 pub async fn router(pool: SqlitePool) -> (Router, Console) {
-    let db = Database::Sqlite(pool);
+    let db = Database::from(pool);
     db.migrate().await.unwrap();
     db.seed().await.unwrap();
     db.ensure_default_accounts(Some("supervisor-pass"), Some("agent-pass"))

@@ -421,7 +421,7 @@ mod tests {
             channels: Arc::default(),
             approvals: broadcast::channel(8).0,
             relay: None,
-            db: Database::Sqlite(
+            db: Database::from(
                 sqlx::sqlite::SqlitePoolOptions::new()
                     .connect_lazy("sqlite::memory:")
                     .unwrap(),

@@ -1,0 +1,254 @@
+//! SQLite in the caller's thread, for the statements every turn makes.
+//!
+//! sqlx runs each SQLite connection on a thread of its own and hands it
+//! every statement over a channel: a statement costs two thread wake-ups
+//! (there and back), a pooled one two more (the pool pings a connection
+//! when it comes back), and `BEGIN`/`COMMIT` block that thread until the
+//! caller's task is polled again. On a busy two-core server those hops, not
+//! SQLite, set the pace of a turn (docs/ARCHITECTURE.md, "Performance").
+//! A turn's own writes — its start, its checkpoints, its end — therefore
+//! run here instead: on one connection of ours to the same file, in the
+//! caller's thread, a whole transaction at a time. In WAL mode with
+//! `synchronous = NORMAL` a commit appends to the log without an fsync, so
+//! a transaction takes microseconds.
+//!
+//! The connection never waits for SQLite's write lock in the caller's
+//! thread: that would park an async worker while the holder — a sqlx
+//! transaction of another store, driven by a task that needs a worker to
+//! make progress — could not move. When the lock is taken, the transaction
+//! is given up at once (`BEGIN IMMEDIATE` takes the lock before anything is
+//! done) and tried again after an async pause, up to [`BUSY_TIMEOUT`], as
+//! long as sqlx's connections would wait.
+//!
+//! Values are written the way sqlx writes them (timestamps as RFC 3339
+//! text, JSON as text, booleans as integers), so either driver reads what
+//! the other wrote. The functions that use this connection have two
+//! bodies, this one for SQLite and sqlx's for PostgreSQL, over the same
+//! SQL text.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use aics_types::Timestamp;
+use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
+use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
+
+use crate::DbError;
+
+/// How long a write may wait for another connection's write lock, as long
+/// as sqlx's `busy_timeout` (crate docs, "Durability").
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// The first pause after finding the lock taken; each next one doubles, up
+/// to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_micros(250);
+const MAX_PAUSE: Duration = Duration::from_millis(20);
+/// Prepared statements kept per connection: every statement of the turn's
+/// path fits.
+const STATEMENT_CACHE: usize = 64;
+
+/// The direct connection of one SQLite file (shared by every clone of the
+/// [`crate::Database`] that opened it).
+pub(crate) struct Direct {
+    /// `None` once the database is closed.
+    conn: Mutex<Option<Connection>>,
+}
+
+impl std::fmt::Debug for Direct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Direct").finish_non_exhaustive()
+    }
+}
+
+impl Direct {
+    /// Opens the database sqlx's pool opens as `filename` (created and
+    /// migrated by sqlx) with the crate's SQLite settings. An in-memory
+    /// database (sqlx names it `file:sqlx-in-memory-N` and shares its
+    /// cache within the process) is opened as the same shared database.
+    pub(crate) fn open(filename: &Path) -> Result<Self, DbError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let name = filename.to_string_lossy();
+        let conn = if name.starts_with("file:sqlx-in-memory-") {
+            Connection::open_with_flags(
+                format!("{name}?mode=memory&cache=shared"),
+                flags | OpenFlags::SQLITE_OPEN_MEMORY | OpenFlags::SQLITE_OPEN_SHARED_CACHE,
+            )?
+        } else {
+            Connection::open_with_flags(filename, flags)?
+        };
+        // WAL is a property of the file (`Database::connect` sets it; a
+        // pool made elsewhere, as in tests, gets it here). Without it a
+        // commit waits for every reader, and this connection, which never
+        // waits for a lock in the caller's thread, could starve.
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
+            return Err(DbError::Corrupt(format!(
+                "the SQLite database stays in journal mode {mode:?}, not WAL (another connection holds it)"
+            )));
+        }
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", true)?;
+        conn.pragma_update(None, "wal_autocheckpoint", crate::wal::AUTOCHECKPOINT_PAGES)?;
+        // Never wait for the lock here (module docs): fail at once.
+        conn.busy_timeout(Duration::ZERO)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        Ok(Self {
+            conn: Mutex::new(Some(conn)),
+        })
+    }
+
+    /// Closes the connection; later calls fail as on a closed pool.
+    pub(crate) fn close(&self) {
+        drop(self.lock().take());
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<Connection>> {
+        // A panic inside a transaction rolled it back (the transaction
+        // guard's drop); the connection is as good as before.
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` in one write transaction (`BEGIN IMMEDIATE` … `COMMIT`):
+    /// all of it or none. `f` may run more than once, when the write lock
+    /// was taken before it began; an error from `f` rolls back and is
+    /// returned.
+    pub(crate) async fn write<T>(
+        &self,
+        mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        self.transact(|tx| f(tx).map(Keep::Commit)).await
+    }
+
+    /// [`Direct::write`] where `f` may also decide to roll back and still
+    /// answer ([`Keep::RollBack`]).
+    pub(crate) async fn transact<T>(
+        &self,
+        mut f: impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
+    ) -> Result<T, DbError> {
+        let started = Instant::now();
+        let mut pause = FIRST_PAUSE;
+        loop {
+            match self.try_transact(&mut f) {
+                Err(DbError::Sqlite(e)) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(MAX_PAUSE);
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+
+    fn try_transact<T>(
+        &self,
+        f: &mut impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
+    ) -> Result<T, DbError> {
+        let mut guard = self.lock();
+        let conn = guard
+            .as_mut()
+            .ok_or(DbError::Sqlx(sqlx::Error::PoolClosed))?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        match f(&tx)? {
+            Keep::Commit(value) => {
+                tx.commit()?;
+                Ok(value)
+            }
+            // Dropping the transaction rolls it back.
+            Keep::RollBack(value) => Ok(value),
+        }
+    }
+}
+
+/// What a transaction's body decided.
+pub(crate) enum Keep<T> {
+    /// Commit what it wrote, and answer this.
+    Commit(T),
+    /// Roll back what it wrote, and answer this.
+    RollBack(T),
+}
+
+/// Prepares `sql`, written with sqlx's `$N` placeholders, once per
+/// connection. SQLite reads `$N` as a *named* parameter, numbered by where
+/// it first appears (`SET a = $3 … WHERE id = $1` would bind the first
+/// value to `a`); `?N` is the number itself, which is what sqlx means.
+pub(crate) fn prepare<'c>(
+    tx: &'c Transaction<'_>,
+    sql: &str,
+) -> rusqlite::Result<rusqlite::CachedStatement<'c>> {
+    tx.prepare_cached(&numbered(sql))
+}
+
+/// `sql` with each `$N` placeholder written `?N`.
+fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('?');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether SQLite refused because another connection holds the lock.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+/// A timestamp as sqlx writes one to SQLite (RFC 3339, as many fraction
+/// digits as needed), so that text comparisons and sqlx's reads agree.
+pub(crate) fn ts(t: Timestamp) -> String {
+    t.to_rfc3339_opts(SecondsFormat::AutoSi, false)
+}
+
+/// A timestamp as stored by either driver (or by SQLite's own
+/// `CURRENT_TIMESTAMP`).
+pub(crate) fn read_ts(text: &str) -> Result<Timestamp, DbError> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f")
+        .map(|t| t.and_utc())
+        .map_err(|e| DbError::Corrupt(format!("timestamp {text:?}: {e}")))
+}
+
+/// A value as sqlx's `Json` writes it to SQLite: JSON text.
+pub(crate) fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, DbError> {
+    serde_json::to_string(value).map_err(|e| DbError::Corrupt(format!("unserialisable value: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_keep_their_numbers() {
+        assert_eq!(
+            numbered("UPDATE t SET a = $3, b = '$' WHERE id = $1 AND o = $12"),
+            "UPDATE t SET a = ?3, b = '$' WHERE id = ?1 AND o = ?12"
+        );
+    }
+
+    #[test]
+    fn timestamps_read_back_in_every_stored_form() {
+        let t = DateTime::parse_from_rfc3339("2026-12-02T01:02:03.456789+00:00")
+            .map(|t| t.with_timezone(&Utc))
+            .expect("a timestamp");
+        assert_eq!(ts(t), "2026-12-02T01:02:03.456789+00:00");
+        assert_eq!(read_ts(&ts(t)).expect("read"), t);
+        assert_eq!(
+            read_ts("2026-12-02 01:02:03").expect("CURRENT_TIMESTAMP"),
+            DateTime::parse_from_rfc3339("2026-12-02T01:02:03Z")
+                .map(|t| t.with_timezone(&Utc))
+                .expect("a timestamp")
+        );
+        assert!(read_ts("yesterday").is_err());
+    }
+}

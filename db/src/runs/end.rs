@@ -1,0 +1,216 @@
+//! A run ends, pauses or is cancelled: one transaction each, with what it
+//! stores (the trace, the reply, the approvals), each conditional on the
+//! run still being the caller's (or still active). Ending is on every
+//! turn's path: on SQLite it runs on the direct connection
+//! ([`crate::direct`]); pausing and cancelling go through sqlx.
+
+use aics_types::{Approval, ChatMessage, ChatTurnTraceResult, MessageRole, RunInfo, RunState};
+
+use crate::approvals::NewApproval;
+use crate::conversations::{append_message_direct, TurnColumns};
+use crate::direct::{prepare, ts};
+use crate::tokens::hash_token;
+use crate::{now, Database, DbError};
+
+/// What an ending run stores beside its trace.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ending<'a> {
+    /// `Finished` or `Failed`.
+    pub state: RunState,
+    /// The message the conversation shows for it: the reply, or a note.
+    pub message: Option<(MessageRole, &'a str)>,
+    /// Why it failed, for the run's record.
+    pub note: Option<&'a str>,
+}
+
+/// The run's end, when `$2` still owns it.
+const END_RUN: &str = "UPDATE runs SET state = $3, note = $4, lease_owner = NULL, \
+     lease_expires_at = NULL, updated_at = $5 \
+     WHERE graph_execution_id = $1 AND lease_owner = $2 \
+     AND state IN ('running', 'resuming')";
+
+impl Database {
+    /// Ends a run `owner` holds, in one transaction with its trace and the
+    /// message the conversation shows for it. [`DbError::LeaseLost`] (and
+    /// nothing written) when the run is no longer the owner's.
+    #[tracing::instrument(skip_all, fields(graph_execution_id = %trace.graph_execution_id, state = ending.state.as_str()))]
+    pub async fn end_run(
+        &self,
+        owner: &str,
+        trace: &ChatTurnTraceResult,
+        ending: Ending<'_>,
+    ) -> Result<Option<ChatMessage>, DbError> {
+        let id = &trace.graph_execution_id;
+        match self {
+            Self::Sqlite(sqlite) => {
+                let columns = TurnColumns::of(trace);
+                sqlite
+                    .direct()?
+                    .write(|tx| {
+                        let ended = prepare(tx, END_RUN)?.execute(rusqlite::params![
+                            id,
+                            owner,
+                            ending.state.as_str(),
+                            ending.note,
+                            ts(now()),
+                        ])?;
+                        if ended == 0 {
+                            return Err(DbError::LeaseLost(id.clone()));
+                        }
+                        columns.save_direct(tx)?;
+                        ending
+                            .message
+                            .map(|(role, text)| {
+                                append_message_direct(
+                                    tx,
+                                    &trace.session_id,
+                                    role,
+                                    text,
+                                    Some(id.as_str()),
+                                )
+                            })
+                            .transpose()
+                    })
+                    .await
+            }
+            Self::Postgres(pool) => {
+                let mut tx = pool.begin().await?;
+                let ended = sqlx::query(END_RUN)
+                    .bind(id)
+                    .bind(owner)
+                    .bind(ending.state.as_str())
+                    .bind(ending.note)
+                    .bind(now())
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if ended == 0 {
+                    return Err(DbError::LeaseLost(id.clone()));
+                }
+                save_turn!(&mut *tx, trace);
+                let row = match ending.message {
+                    Some((role, text)) => Some(append_message!(
+                        &mut *tx,
+                        &trace.session_id,
+                        role,
+                        text,
+                        Some(id.as_str())
+                    )),
+                    None => None,
+                };
+                tx.commit().await?;
+                row.map(ChatMessage::try_from).transpose()
+            }
+        }
+    }
+
+    /// Pauses a run `owner` holds until supervisors decide its calls, in one
+    /// transaction with its trace and one pending approval per call (all
+    /// sharing the single-use `token`, stored as its hash). A decision can
+    /// only land once this committed, so it always finds the run paused.
+    #[tracing::instrument(skip_all, fields(graph_execution_id = %trace.graph_execution_id, calls = approvals.len()))]
+    pub async fn pause_run(
+        &self,
+        owner: &str,
+        trace: &ChatTurnTraceResult,
+        approvals: &[NewApproval],
+        token: &str,
+    ) -> Result<Vec<Approval>, DbError> {
+        if token.len() < 16 {
+            return Err(DbError::InvalidInput(
+                "an approval token must be at least 16 characters".into(),
+            ));
+        }
+        let id = &trace.graph_execution_id;
+        let token_hash = hash_token(token);
+        with_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let paused = sqlx::query(
+                "UPDATE runs SET state = 'paused', lease_owner = NULL, lease_expires_at = NULL, \
+                 updated_at = $3 WHERE graph_execution_id = $1 AND lease_owner = $2 \
+                 AND state IN ('running', 'resuming')",
+            )
+            .bind(id)
+            .bind(owner)
+            .bind(now())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if paused == 0 {
+                return Err(DbError::LeaseLost(id.clone()));
+            }
+            save_turn!(&mut *tx, trace);
+            for approval in approvals {
+                insert_approval!(&mut *tx, approval, &token_hash);
+            }
+            tx.commit().await?;
+        });
+        let mut stored = Vec::with_capacity(approvals.len());
+        for approval in approvals {
+            if let Some(a) = self.approval(&approval.id).await? {
+                stored.push(a);
+            }
+        }
+        Ok(stored)
+    }
+
+    /// Cancels an active run (a supervisor's call), whoever holds it: its
+    /// pending approvals are cancelled with it, `trace` is stored as its
+    /// last word and `note` shown in the conversation. `None` when the run
+    /// is not active (it ended, or never existed). The owner, if alive,
+    /// finds its lease gone at its next heartbeat and stops.
+    #[tracing::instrument(skip_all, fields(graph_execution_id = %trace.graph_execution_id, by))]
+    pub async fn cancel_run(
+        &self,
+        trace: &ChatTurnTraceResult,
+        by: &str,
+        note: &str,
+    ) -> Result<Option<(RunInfo, Vec<String>)>, DbError> {
+        let id = &trace.graph_execution_id;
+        let at = now();
+        let cancelled_calls = with_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let cancelled = sqlx::query(
+                "UPDATE runs SET state = 'cancelled', note = $2, ended_by = $3, \
+                 lease_owner = NULL, lease_expires_at = NULL, updated_at = $4 \
+                 WHERE graph_execution_id = $1 AND state IN ('running', 'paused', 'resuming')",
+            )
+            .bind(id)
+            .bind(note)
+            .bind(by)
+            .bind(at)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if cancelled == 0 {
+                return Ok(None);
+            }
+            let calls: Vec<(String,)> = sqlx::query_as(
+                "UPDATE approvals SET status = 'cancelled', decided_by = $2, decided_at = $3, \
+                 decision_reason = $4, token_hash = NULL \
+                 WHERE graph_execution_id = $1 AND status = 'pending' RETURNING id",
+            )
+            .bind(id)
+            .bind(by)
+            .bind(at)
+            .bind(note)
+            .fetch_all(&mut *tx)
+            .await?;
+            save_turn!(&mut *tx, trace);
+            append_message!(
+                &mut *tx,
+                &trace.session_id,
+                MessageRole::System,
+                note,
+                Some(id.as_str())
+            );
+            tx.commit().await?;
+            calls.into_iter().map(|(c,)| c).collect::<Vec<_>>()
+        });
+        let run = self
+            .run(id)
+            .await?
+            .ok_or_else(|| DbError::NotFound(format!("run {id}")))?;
+        Ok(Some((run, cancelled_calls)))
+    }
+}
