@@ -1,8 +1,9 @@
 //! What a server function reports when it fails, for every page.
 
-use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
+
+use crate::wire::JsonStrEncoding;
 
 /// A failed server function: the API's error code and a sentence for people.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,7 +28,7 @@ impl std::fmt::Display for AppError {
 impl std::error::Error for AppError {}
 
 impl FromServerFnError for AppError {
-    type Encoder = JsonEncoding;
+    type Encoder = JsonStrEncoding;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         let message = match &value {

@@ -2,8 +2,9 @@
 //! lazy route (`LazyRoute`), whose view the release build (`cargo leptos
 //! build --split`) moves into a WASM chunk of its own, fetched when the page
 //! is first shown (and preloaded by the server's `<link rel=modulepreload>`
-//! when it is the page being loaded). The console (`/`, `/c/{id}`) and the
-//! sign-in form stay in the main bundle.
+//! when it is the page being loaded). The console (`/`, `/c/{id}`) stays in
+//! the main bundle; the sign-in form is a lazy route too, since a returning
+//! user (signed in, on the console) never needs it.
 //!
 //! A page is made lazy here, not in its own folder: one unit struct, one
 //! `#[lazy_route] impl LazyRoute` whose `view` renders the page's component
@@ -16,6 +17,20 @@ use leptos::prelude::*;
 use leptos_router::{lazy_route, LazyRoute};
 
 use crate::pages;
+
+/// `/login`.
+pub struct LoginRoute;
+
+#[lazy_route]
+impl LazyRoute for LoginRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <pages::login::LoginPage/> }.into_any()
+    }
+}
 
 /// `/approvals`.
 pub struct ApprovalsRoute;

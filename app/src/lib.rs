@@ -22,9 +22,9 @@
 //!   - [`pages::account`]: `/account`, one's own password and sessions.
 //!   - [`pages::accounts`]: `/accounts`, the supervisors' named accounts
 //!     and the audit log.
-//! - [`lazy_pages`]: the pages that are lazy routes (all but the console and
-//!   the sign-in form): their code is a wasm chunk of its own, fetched when
-//!   the page is first shown.
+//! - [`lazy_pages`]: the pages that are lazy routes (all but the console):
+//!   their code is a wasm chunk of its own, fetched when the page is first
+//!   shown.
 //! - [`components`]: the UI atoms every page shares, defined once: icons
 //!   (inline SVG), labels, the live dot, errors, JSON blocks, the tool
 //!   timeline, the trace panel, the page frame.
@@ -32,6 +32,8 @@
 //!   to `/login`, and the shared server functions (`whoami`, `logout`).
 //! - [`error`]: [`error::AppError`], what every server function fails with.
 //! - [`sse`]: the browser's live connection to an event stream (hydrate only).
+//! - [`wire`]: [`wire::JsonStr`], how every server function's answer travels
+//!   (JSON, decoded from text like everything else the browser decodes).
 //!
 //! Server functions are thin: authenticate the request, then one call into
 //! `aics_service::Console`. They are mounted by the server under `/fn/`.
@@ -47,6 +49,7 @@ pub mod lazy_pages;
 pub mod pages;
 pub mod session;
 pub mod sse;
+pub mod wire;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, HashedStylesheet, MetaTags, Title};
@@ -91,7 +94,7 @@ pub fn App() -> impl IntoView {
         <div id="app" class="min-h-full" data-hydrated=move || hydrated.get().to_string()>
             <Router>
                 <Routes fallback=|| view! { <NotFound/> }>
-                    <Route path=StaticSegment("login") view=pages::login::LoginPage ssr=SsrMode::Async/>
+                    <Route path=StaticSegment("login") view={Lazy::<lazy_pages::LoginRoute>::new()} ssr=SsrMode::Async/>
                     <Route path=StaticSegment("") view=pages::console::ConsolePage ssr=SsrMode::Async/>
                     <Route
                         path=(StaticSegment("c"), ParamSegment("id"))

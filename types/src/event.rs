@@ -1,8 +1,13 @@
 //! What a running turn reports as it goes: the stream events clients read
 //! (docs/API.md lists them).
+//!
+//! `decode` reads an event back from JSON without buffering it first (the
+//! browser decodes every event of a conversation's stream).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
+
+mod decode;
 
 use crate::{ChatTurnTraceResult, ToolCallRecord, ToolCallStatus};
 
@@ -11,7 +16,15 @@ use crate::{ChatTurnTraceResult, ToolCallRecord, ToolCallStatus};
 /// Serialised with a `type` tag and the documented field names
 /// (`{"type":"llm_token","token":"Hi","reasoning_token":null}`); the server
 /// sends each as one server-sent event whose `event:` is the same tag.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// `Deserialize` is written by hand (`decode.rs`) for the same JSON: serde's
+/// derive for a tagged enum buffers every event into its private `Content`
+/// and decodes the fields from there, which puts a second decoder of every
+/// type an event carries (a whole trace, tool records, messages) into the
+/// browser's wasm. Read `type` first (as serialised here), the fields decode
+/// straight from the text. The field attributes below are kept for the
+/// record and for `Serialize`; `decode.rs` follows them (its tests check it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
     /// A graph run started (or resumed after an approval).

@@ -207,7 +207,14 @@ pub struct ChatTurnTraceResult {
     pub error: Option<String>,
     pub started_at: Timestamp,
     /// Every LLM call of the turn, in order, as it was sent and answered.
+    ///
+    /// The browser skips them when it reads a trace (always empty there):
+    /// no page shows a trace's records (the turn page reads each step's
+    /// from its checkpoint), and their decoder would sit in the console's
+    /// wasm for nothing (BENCHMARKS.md "Client bundle"); the console's
+    /// `get_conversation` does not send them either.
     #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", serde(skip_deserializing))]
     pub llm_call_records: Vec<LlmCallRecord>,
 }
 

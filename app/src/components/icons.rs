@@ -56,7 +56,7 @@ pub fn Icon(kind: IconKind, #[prop(optional)] class: &'static str) -> impl IntoV
             stroke-linejoin="round"
             aria-hidden="true"
             focusable="false"
-            data-icon=format!("{kind:?}").to_lowercase()
+            data-icon=format!("{kind:?}").to_ascii_lowercase()
         >
             <path d=kind.path()></path>
         </svg>

@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_location;
 
+use crate::components::server_form::ServerForm;
 use crate::pages::approvals::notify::PendingNotice;
 use crate::session::api::Logout;
 use crate::session::{reload_to, Session};
@@ -127,7 +128,7 @@ fn Header(session: Session) -> impl IntoView {
                         {role}
                     </span>
                 </span>
-                <ActionForm action=logout>
+                <ServerForm action=logout input=|_| Logout {}>
                     <button
                         type="submit"
                         data-testid="sign-out"
@@ -135,7 +136,7 @@ fn Header(session: Session) -> impl IntoView {
                     >
                         "Sign out"
                     </button>
-                </ActionForm>
+                </ServerForm>
             </div>
     }
     .into_any();
@@ -189,7 +190,7 @@ fn ModelInfoPill(model: aics_types::ModelInfo) -> impl IntoView {
             p.model,
             p.status_text(),
             p.checked_at
-                .map(|t| t.format(" · checked %H:%M:%S UTC").to_string())
+                .map(|t| format!(" · checked {} UTC", crate::components::time::hms(&t)))
                 .unwrap_or_default(),
         ),
         None => format!("Provider {} · {settings}", model.provider),

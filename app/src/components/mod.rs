@@ -8,5 +8,7 @@ pub mod layout;
 pub mod live_dot;
 pub mod markdown;
 pub mod poll;
+pub mod server_form;
+pub mod time;
 pub mod timeline;
 pub mod trace;

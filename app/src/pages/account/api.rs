@@ -5,9 +5,10 @@ use leptos::prelude::*;
 use crate::error::AppError;
 #[cfg(feature = "ssr")]
 use crate::session::api::{set_cookie, signed_in};
+use crate::wire::JsonStr;
 
 /// Changes the signed-in user's password; their other sessions end.
-#[server(prefix = "/fn")]
+#[server(prefix = "/fn", output = JsonStr)]
 pub async fn change_password(
     current_password: String,
     new_password: String,
@@ -27,7 +28,7 @@ pub async fn change_password(
 }
 
 /// Ends every session of the signed-in user, this one too.
-#[server(prefix = "/fn")]
+#[server(prefix = "/fn", output = JsonStr)]
 pub async fn sign_out_everywhere() -> Result<(), AppError> {
     let (console, user) = signed_in().await?;
     let cookie = console.sign_out_everywhere(&user).await?;

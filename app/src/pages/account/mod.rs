@@ -7,6 +7,7 @@ pub mod api;
 use leptos::prelude::*;
 
 use crate::components::layout::Layout;
+use crate::components::server_form::{field, ServerForm};
 use crate::session::{reload_to, Authed, Session};
 use api::{ChangePassword, SignOutEverywhere};
 
@@ -65,7 +66,15 @@ fn AccountBody(session: Session) -> impl IntoView {
                             username,
                         )}
                     </p>
-                    <ActionForm action=change attr:class="space-y-3" attr:data-testid="change-password-form">
+                    <ServerForm
+                        action=change
+                        input=|form| ChangePassword {
+                            current_password: field(form, "current_password"),
+                            new_password: field(form, "new_password"),
+                        }
+                        attr:class="space-y-3"
+                        attr:data-testid="change-password-form"
+                    >
                         <div>
                             <label for="current_password" class="mb-1 block text-sm font-medium text-slate-700">"Current password"</label>
                             <input id="current_password" name="current_password" type="password" autocomplete="current-password" required class=INPUT/>
@@ -115,14 +124,14 @@ fn AccountBody(session: Session) -> impl IntoView {
                         >
                             "Change password"
                         </button>
-                    </ActionForm>
+                    </ServerForm>
                 </section>
                 <section class="rounded-2xl border border-slate-200 bg-white p-6 shadow-sm">
                     <h2 class="mb-1 font-medium">"Sessions"</h2>
                     <p class="mb-3 text-sm text-slate-500">
                         "Signed in on a shared or lost computer? End every session, this one too."
                     </p>
-                    <ActionForm action=everywhere>
+                    <ServerForm action=everywhere input=|_| SignOutEverywhere {}>
                         <button
                             type="submit"
                             data-testid="sign-out-everywhere"
@@ -130,7 +139,7 @@ fn AccountBody(session: Session) -> impl IntoView {
                         >
                             "Sign out everywhere"
                         </button>
-                    </ActionForm>
+                    </ServerForm>
                 </section>
             </main>
         </Layout>

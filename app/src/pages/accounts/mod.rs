@@ -13,11 +13,12 @@ pub mod api;
 mod audit;
 mod issued;
 
-use aics_types::{Account, IssuedPassword, Timestamp};
+use aics_types::{Account, IssuedPassword, Role, Timestamp};
 use leptos::prelude::*;
 
 use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
+use crate::components::server_form::{field, ServerForm};
 use crate::session::{Authed, Session};
 use api::{list_accounts, CreateAccount, ResetPassword, SetDisabled, UnlockAccount};
 
@@ -56,7 +57,7 @@ fn AccountsBody(session: Session) -> impl IntoView {
 
 /// "3 Dec 14:05", for people.
 pub(crate) fn when(at: &Timestamp) -> String {
-    at.format("%-d %b %H:%M").to_string()
+    crate::components::time::day_month_hm(at)
 }
 
 #[component]
@@ -107,7 +108,15 @@ fn Accounts(me: String) -> impl IntoView {
                 <h1 class="text-xl font-semibold tracking-tight">"Accounts"</h1>
                 <p class="text-sm text-slate-500">"Each person signs in with their own account; decisions and changes are recorded under their name."</p>
             </div>
-            <ActionForm action=create attr:class="flex flex-wrap items-end gap-2" attr:data-testid="create-account-form">
+            <ServerForm
+                action=create
+                input=|form| CreateAccount {
+                    username: field(form, "username"),
+                    role: Role::parse(&field(form, "role")).unwrap_or(Role::Agent),
+                }
+                attr:class="flex flex-wrap items-end gap-2"
+                attr:data-testid="create-account-form"
+            >
                 <div>
                     <label for="new-username" class="mb-1 block text-xs font-medium text-slate-600">"Username"</label>
                     <input id="new-username" name="username" required minlength="2" maxlength="64" autocomplete="off" class="rounded-lg border border-slate-300 px-3 py-1.5 text-sm"/>
@@ -122,7 +131,7 @@ fn Accounts(me: String) -> impl IntoView {
                 <button type="submit" data-testid="create-account" class="rounded-lg bg-indigo-600 px-3 py-1.5 text-sm font-medium text-white hover:bg-indigo-700">
                     "Create account"
                 </button>
-            </ActionForm>
+            </ServerForm>
         </div>
         {move || error().map(|m| view! {
             <p role="alert" data-testid="accounts-error" class="rounded-lg bg-red-50 px-3 py-2 text-sm text-red-700">{m}</p>

@@ -61,7 +61,10 @@ pub fn ApprovalCard(approval: Approval, decide: ServerAction<DecideApproval>) ->
     let args_id = format!("args-{}", approval.id);
     let reason_id = format!("reason-{}", approval.id);
     let args_error_id = format!("args-error-{}", approval.id);
-    let when = approval.created_at.format("%b %-d, %H:%M UTC").to_string();
+    let when = format!(
+        "{} UTC",
+        crate::components::time::month_day_hm(&approval.created_at)
+    );
     let context = approval.context.clone();
     let evidence = approval.evidence.clone();
     view! {

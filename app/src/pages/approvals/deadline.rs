@@ -59,7 +59,7 @@ pub fn Deadline(until: Timestamp, on_expiry: Option<String>) -> impl IntoView {
                 {expiry_words(on_expiry.as_deref())}
                 " "
                 <time datetime=until.to_rfc3339() class="font-medium tabular-nums">
-                    {until.format("%H:%M:%S UTC").to_string()}
+                    {format!("{} UTC", crate::components::time::hms(&until))}
                 </time>
             </span>
             <span data-testid="approval-countdown" class="ml-auto font-semibold tabular-nums">

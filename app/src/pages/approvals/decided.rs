@@ -30,7 +30,7 @@ pub fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
                             let edited = a.approved_args.as_ref().is_some_and(|x| *x != a.proposed_args);
                             let when = a
                                 .decided_at
-                                .map(|t| t.format("%b %-d, %H:%M UTC").to_string())
+                                .map(|t| format!("{} UTC", crate::components::time::month_day_hm(&t)))
                                 .unwrap_or_default();
                             view! {
                                 <tr data-testid="decided-approval" data-status=a.status.as_str()>

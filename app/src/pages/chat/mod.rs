@@ -19,6 +19,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::components::markdown::Markdown;
+use crate::components::server_form::{field, ServerForm};
 use api::{load_customer_chat, CustomerSend, StartChat};
 use state::ChatState;
 
@@ -105,7 +106,16 @@ pub fn ChatStartPage() -> impl IntoView {
             <div class="flex flex-1 flex-col justify-center gap-4 p-6">
                 <h1 class="text-xl font-semibold">{w.title} " · " {ZH.title}</h1>
                 <p class="text-sm text-slate-600">{w.intro}</p>
-                <ActionForm action=start attr:class="flex flex-col gap-3" attr:data-testid="chat-start">
+                <ServerForm
+                    action=start
+                    input=|form| StartChat {
+                        name: field(form, "name"),
+                        email: field(form, "email"),
+                        lang: field(form, "lang"),
+                    }
+                    attr:class="flex flex-col gap-3"
+                    attr:data-testid="chat-start"
+                >
                     <label class="text-sm">
                         {w.name}
                         <input name="name" required maxlength="80" data-testid="chat-name" class="mt-1 w-full rounded-lg border border-slate-300 px-3 py-2"/>
@@ -125,7 +135,7 @@ pub fn ChatStartPage() -> impl IntoView {
                     <button type="submit" data-testid="chat-start-button" class="rounded-lg bg-indigo-600 px-4 py-2 font-medium text-white disabled:opacity-50" disabled=move || start.pending().get()>
                         {w.start}
                     </button>
-                </ActionForm>
+                </ServerForm>
             </div>
         </ChatFrame>
     }

@@ -9,6 +9,7 @@ use super::state::UNTITLED;
 use crate::components::badges::HandlingBadge;
 use crate::components::errors::or_alert;
 use crate::components::icons::{Icon, IconKind};
+use crate::components::server_form::ServerForm;
 use crate::session::reload_to;
 
 /// The conversation list; `refresh` reloads it.
@@ -125,7 +126,7 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
 #[component]
 fn NewConversation(create: ServerAction<CreateConversation>) -> impl IntoView {
     view! {
-        <ActionForm action=create>
+        <ServerForm action=create input=|_| CreateConversation {}>
             <button
                 type="submit"
                 data-testid="new-conversation"
@@ -136,7 +137,7 @@ fn NewConversation(create: ServerAction<CreateConversation>) -> impl IntoView {
                 "New"
                 <span class="sr-only">" conversation"</span>
             </button>
-        </ActionForm>
+        </ServerForm>
     }
 }
 
@@ -154,7 +155,7 @@ fn ConversationItem(summary: ConversationSummary, current: Memo<Option<String>>)
         .last_message
         .clone()
         .unwrap_or_else(|| "No messages yet".into());
-    let when = summary.updated_at.format("%b %-d, %H:%M").to_string();
+    let when = crate::components::time::month_day_hm(&summary.updated_at);
     // A person should answer: the customer wrote last and the AI does not.
     let unread = summary.awaiting_reply
         && matches!(

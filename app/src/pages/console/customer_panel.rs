@@ -172,9 +172,9 @@ fn Profile(profile: CustomerProfile, forget: ServerAction<ForgetMemory>) -> impl
                                 {m.text}
                                 <span class="block text-[11px] text-slate-500">
                                     {format!(
-                                        "by {} · {}",
+                                        "by {} · {} UTC",
                                         m.created_by.unwrap_or_else(|| "?".into()),
-                                        m.created_at.format("%Y-%m-%d %H:%M UTC"),
+                                        crate::components::time::date_hm(&m.created_at),
                                     )}
                                 </span>
                             </span>

@@ -87,14 +87,16 @@ fn Avatar() -> impl IntoView {
     }
 }
 
-/// Up to two letters of a staff member's name, for their avatar.
+/// Up to two letters of a staff member's name, for their avatar. Usernames
+/// are ASCII (`aics_types::validate_username`): the ASCII upper case is
+/// theirs, and keeps Unicode's case tables out of the wasm.
 fn initials(name: Option<&str>) -> String {
     name.unwrap_or("?")
         .chars()
         .filter(|c| c.is_alphanumeric())
         .take(2)
         .collect::<String>()
-        .to_uppercase()
+        .to_ascii_uppercase()
 }
 
 /// One message of the transcript.

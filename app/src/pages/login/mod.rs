@@ -8,6 +8,7 @@ use leptos_router::components::Redirect;
 
 use crate::components::errors::PageLoading;
 use crate::components::icons::{Icon, IconKind};
+use crate::components::server_form::{field, ServerForm};
 use crate::session::{reload_to, SessionResource};
 use api::Login;
 
@@ -55,7 +56,11 @@ fn LoginForm() -> impl IntoView {
                         <p class="text-sm text-slate-500">"AI customer-support console"</p>
                     </div>
                 </div>
-                <ActionForm action=login attr:class="space-y-4 rounded-2xl border border-slate-200 bg-white p-6 shadow-sm">
+                <ServerForm
+                    action=login
+                    input=|form| Login { username: field(form, "username"), password: field(form, "password") }
+                    attr:class="space-y-4 rounded-2xl border border-slate-200 bg-white p-6 shadow-sm"
+                >
                     <div>
                         <label for="username" class="mb-1 block text-sm font-medium text-slate-700">
                             "Username"
@@ -107,7 +112,7 @@ fn LoginForm() -> impl IntoView {
                     >
                         {move || if pending.get() { "Signing in…" } else { "Sign in" }}
                     </button>
-                </ActionForm>
+                </ServerForm>
                 <p class="mt-4 text-center text-xs text-slate-500">
                     "Roles: support agent or supervisor. Ask your administrator for an account."
                 </p>

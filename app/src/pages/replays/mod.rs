@@ -93,7 +93,7 @@ fn ReplaysView() -> impl IntoView {
                                                             >
                                                                 <span class="font-medium text-slate-800">{s.name.clone()}</span>
                                                                 <span class="ml-2 text-xs text-slate-500">
-                                                                    {format!("{} turns · {} · {}", s.turns, s.created_by, s.created_at.format("%Y-%m-%d %H:%M"))}
+                                                                    {format!("{} turns · {} · {}", s.turns, s.created_by, crate::components::time::date_hm(&s.created_at))}
                                                                 </span>
                                                             </a>
                                                         </li>

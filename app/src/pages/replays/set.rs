@@ -22,10 +22,10 @@ pub fn describe(set: &ReplaySet) -> String {
         parts.push(format!("message contains “{q}”"));
     }
     if let Some(from) = f.from {
-        parts.push(format!("from {}", from.format("%Y-%m-%d")));
+        parts.push(format!("from {}", crate::components::time::date(&from)));
     }
     if let Some(to) = f.to {
-        parts.push(format!("before {}", to.format("%Y-%m-%d")));
+        parts.push(format!("before {}", crate::components::time::date(&to)));
     }
     if let Some(tool) = &f.tool {
         parts.push(format!("used {tool}"));
@@ -192,7 +192,7 @@ fn SetView(set: ReplaySet, version: RwSignal<u32>) -> impl IntoView {
                                     href=format!("/replays?set={sid}&run={}", r.id)
                                     class="flex flex-wrap items-center gap-2 rounded px-1 hover:bg-slate-50">
                                     <span class=format!("rounded-full px-2 py-0.5 font-medium {}", state_badge(r.state))>{r.state.as_str()}</span>
-                                    <span class="font-mono">{r.created_at.format("%Y-%m-%d %H:%M:%S").to_string()}</span>
+                                    <span class="font-mono">{crate::components::time::date_hms(&r.created_at)}</span>
                                     <span class="text-slate-500">{options}</span>
                                 </a>
                             </li>

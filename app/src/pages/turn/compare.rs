@@ -37,7 +37,7 @@ pub fn ForkCard(run: StudioRun, original: ChatTurnTraceResult) -> impl IntoView 
         "fork {} · by {} · {}",
         run.id.chars().take(8).collect::<String>(),
         run.created_by,
-        run.created_at.format("%Y-%m-%d %H:%M:%S UTC")
+        crate::components::time::date_hms(&run.created_at) + " UTC"
     );
     let settings = format!(
         "from checkpoint {} · protocol {}",

@@ -53,7 +53,7 @@ pub fn StepItem(
                     </span>
                 })}
                 <span class="ml-auto text-xs tabular-nums text-slate-400">
-                    {checkpoint.created_at.format("%H:%M:%S%.3f").to_string()}
+                    {crate::components::time::hms_millis(&checkpoint.created_at)}
                 </span>
                 {fork}
             </div>
