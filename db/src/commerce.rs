@@ -7,6 +7,7 @@ use aics_types::{
     ArticleHit, Customer, LogisticsEvent, Order, OrderDetail, OrderItem, Ticket, Timestamp,
 };
 
+use crate::direct::{prepare, read_ts};
 use crate::{now, search, Database, DbError};
 
 // Rows as sqlx reads them, mapped to the shared types (which never derive
@@ -19,6 +20,19 @@ struct CustomerRow {
     email: String,
     lang: String,
     tier: String,
+}
+
+impl CustomerRow {
+    /// A row of [`CUSTOMER_BY_ID`] on SQLite's direct connection.
+    fn direct(row: &rusqlite::Row<'_>) -> Result<Self, DbError> {
+        Ok(Self {
+            id: row.get(0)?,
+            name: row.get(1)?,
+            email: row.get(2)?,
+            lang: row.get(3)?,
+            tier: row.get(4)?,
+        })
+    }
 }
 
 impl From<CustomerRow> for Customer {
@@ -41,6 +55,17 @@ struct OrderItemRow {
     unit_price_cents: i64,
 }
 
+impl OrderItemRow {
+    fn direct(row: &rusqlite::Row<'_>) -> Result<Self, DbError> {
+        Ok(Self {
+            sku: row.get(0)?,
+            name: row.get(1)?,
+            quantity: row.get(2)?,
+            unit_price_cents: row.get(3)?,
+        })
+    }
+}
+
 impl From<OrderItemRow> for OrderItem {
     fn from(r: OrderItemRow) -> Self {
         Self {
@@ -59,6 +84,18 @@ struct LogisticsEventRow {
     status: String,
     description: String,
     is_anomaly: bool,
+}
+
+impl LogisticsEventRow {
+    fn direct(row: &rusqlite::Row<'_>) -> Result<Self, DbError> {
+        Ok(Self {
+            at: read_ts(&row.get::<_, String>(0)?)?,
+            location: row.get(1)?,
+            status: row.get(2)?,
+            description: row.get(3)?,
+            is_anomaly: row.get(4)?,
+        })
+    }
 }
 
 impl From<LogisticsEventRow> for LogisticsEvent {
@@ -87,6 +124,31 @@ struct OrderRow {
     promised_by: Option<Timestamp>,
     delivered_at: Option<Timestamp>,
     anomaly: Option<String>,
+}
+
+impl OrderRow {
+    /// A row of [`ORDER_BY_ID`] on SQLite's direct connection.
+    fn direct(row: &rusqlite::Row<'_>) -> Result<Self, DbError> {
+        let time = |i: usize| -> Result<Option<Timestamp>, DbError> {
+            row.get::<_, Option<String>>(i)?
+                .map(|t| read_ts(&t))
+                .transpose()
+        };
+        Ok(Self {
+            id: row.get(0)?,
+            customer_id: row.get(1)?,
+            status: row.get(2)?,
+            total_cents: row.get(3)?,
+            currency: row.get(4)?,
+            carrier: row.get(5)?,
+            tracking_number: row.get(6)?,
+            shipping_address: row.get(7)?,
+            placed_at: read_ts(&row.get::<_, String>(8)?)?,
+            promised_by: time(9)?,
+            delivered_at: time(10)?,
+            anomaly: row.get(11)?,
+        })
+    }
 }
 
 impl From<OrderRow> for Order {
@@ -152,6 +214,15 @@ struct ArticleRow {
 const ORDER_COLUMNS: &str = "id, customer_id, status, total_cents, currency, carrier, \
      tracking_number, shipping_address, placed_at, promised_by, delivered_at, anomaly";
 
+const ORDER_BY_ID: &str = "SELECT id, customer_id, status, total_cents, currency, carrier, \
+     tracking_number, shipping_address, placed_at, promised_by, delivered_at, anomaly \
+     FROM orders WHERE id = $1";
+const CUSTOMER_BY_ID: &str = "SELECT id, name, email, lang, tier FROM customers WHERE id = $1";
+const ITEMS_OF_ORDER: &str = "SELECT sku, name, quantity, unit_price_cents FROM order_items \
+     WHERE order_id = $1 ORDER BY id";
+const EVENTS_OF_ORDER: &str = "SELECT at, location, status, description, is_anomaly \
+     FROM logistics_events WHERE order_id = $1 ORDER BY at, id";
+
 pub(crate) const TICKET_COLUMNS: &str =
     "id, idempotency_key, order_id, customer_id, session_id, category, \
      priority, status, summary, created_at";
@@ -161,48 +232,48 @@ impl Database {
     #[tracing::instrument(skip_all, fields(order_id))]
     pub async fn order_detail(&self, order_id: &str) -> Result<Option<OrderDetail>, DbError> {
         tracing::Span::current().record("order_id", order_id);
-        let order_sql = format!("SELECT {ORDER_COLUMNS} FROM orders WHERE id = $1");
-        let customer_sql = "SELECT id, name, email, lang, tier FROM customers WHERE id = $1";
-        let items_sql = "SELECT sku, name, quantity, unit_price_cents FROM order_items \
-                         WHERE order_id = $1 ORDER BY id";
-        let events_sql = "SELECT at, location, status, description, is_anomaly \
-                          FROM logistics_events WHERE order_id = $1 ORDER BY at, id";
-        with_pool!(self, pool => {
-            let Some(order) = sqlx::query_as::<_, OrderRow>(&order_sql)
-                .bind(order_id)
-                .fetch_optional(pool)
-                .await?
-            else {
-                return Ok(None);
-            };
-            let customer = sqlx::query_as::<_, CustomerRow>(customer_sql)
-                .bind(&order.customer_id)
-                .fetch_one(pool)
-                .await?;
-            let items = sqlx::query_as::<_, OrderItemRow>(items_sql)
-                .bind(order_id)
-                .fetch_all(pool)
-                .await?;
-            let events = sqlx::query_as::<_, LogisticsEventRow>(events_sql)
-                .bind(order_id)
-                .fetch_all(pool)
-                .await?;
-            Ok(Some(OrderDetail {
-                order: order.into(),
-                customer: customer.into(),
-                items: items.into_iter().map(Into::into).collect(),
-                events: events.into_iter().map(Into::into).collect(),
-            }))
-        })
+        match self {
+            Self::Sqlite(sqlite) => {
+                sqlite
+                    .direct()?
+                    .read(|tx| order_detail_direct(tx, order_id))
+                    .await
+            }
+            Self::Postgres(pool) => {
+                let Some(order) = sqlx::query_as::<_, OrderRow>(ORDER_BY_ID)
+                    .bind(order_id)
+                    .fetch_optional(pool)
+                    .await?
+                else {
+                    return Ok(None);
+                };
+                let customer = sqlx::query_as::<_, CustomerRow>(CUSTOMER_BY_ID)
+                    .bind(&order.customer_id)
+                    .fetch_one(pool)
+                    .await?;
+                let items = sqlx::query_as::<_, OrderItemRow>(ITEMS_OF_ORDER)
+                    .bind(order_id)
+                    .fetch_all(pool)
+                    .await?;
+                let events = sqlx::query_as::<_, LogisticsEventRow>(EVENTS_OF_ORDER)
+                    .bind(order_id)
+                    .fetch_all(pool)
+                    .await?;
+                Ok(Some(OrderDetail {
+                    order: order.into(),
+                    customer: customer.into(),
+                    items: items.into_iter().map(Into::into).collect(),
+                    events: events.into_iter().map(Into::into).collect(),
+                }))
+            }
+        }
     }
 
     /// One customer by id.
     #[tracing::instrument(skip_all, fields(customer_id))]
     pub async fn customer(&self, customer_id: &str) -> Result<Option<Customer>, DbError> {
         tracing::Span::current().record("customer_id", customer_id);
-        let row = with_pool!(self, pool => sqlx::query_as::<_, CustomerRow>(
-            "SELECT id, name, email, lang, tier FROM customers WHERE id = $1",
-        )
+        let row = with_pool!(self, pool => sqlx::query_as::<_, CustomerRow>(CUSTOMER_BY_ID)
         .bind(customer_id)
         .fetch_optional(pool)
         .await?);
@@ -360,4 +431,45 @@ impl Database {
             })
             .collect())
     }
+}
+
+/// [`Database::order_detail`] on SQLite's direct connection.
+fn order_detail_direct(
+    tx: &rusqlite::Transaction<'_>,
+    order_id: &str,
+) -> Result<Option<OrderDetail>, DbError> {
+    let order = {
+        let mut query = prepare(tx, ORDER_BY_ID)?;
+        let mut rows = query.query([order_id])?;
+        match rows.next()? {
+            Some(row) => OrderRow::direct(row)?,
+            None => return Ok(None),
+        }
+    };
+    let customer = {
+        let mut query = prepare(tx, CUSTOMER_BY_ID)?;
+        let mut rows = query.query([&order.customer_id])?;
+        let row = rows
+            .next()?
+            .ok_or_else(|| DbError::Corrupt(format!("order {order_id} names no known customer")))?;
+        CustomerRow::direct(row)?
+    };
+    let mut items = Vec::new();
+    let mut query = prepare(tx, ITEMS_OF_ORDER)?;
+    let mut rows = query.query([order_id])?;
+    while let Some(row) = rows.next()? {
+        items.push(OrderItemRow::direct(row)?.into());
+    }
+    let mut events = Vec::new();
+    let mut query = prepare(tx, EVENTS_OF_ORDER)?;
+    let mut rows = query.query([order_id])?;
+    while let Some(row) = rows.next()? {
+        events.push(LogisticsEventRow::direct(row)?.into());
+    }
+    Ok(Some(OrderDetail {
+        order: order.into(),
+        customer: customer.into(),
+        items,
+        events,
+    }))
 }

@@ -6,8 +6,9 @@
 //! when it comes back), and `BEGIN`/`COMMIT` block that thread until the
 //! caller's task is polled again. On a busy two-core server those hops, not
 //! SQLite, set the pace of a turn (docs/ARCHITECTURE.md, "Performance").
-//! A turn's own writes — its start, its checkpoints, its end — therefore
-//! run here instead: on one connection of ours to the same file, in the
+//! A turn's own writes — its start, its checkpoints, its end — and the
+//! reads every turn makes (its tools' orders, its customer's memories)
+//! therefore run here instead: on one connection of ours to the same file, in the
 //! caller's thread, a whole transaction at a time. In WAL mode with
 //! `synchronous = NORMAL` a commit appends to the log without an fsync, so
 //! a transaction takes microseconds.
@@ -126,12 +127,35 @@ impl Direct {
     /// answer ([`Keep::RollBack`]).
     pub(crate) async fn transact<T>(
         &self,
+        f: impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
+    ) -> Result<T, DbError> {
+        self.run(TransactionBehavior::Immediate, f).await
+    }
+
+    /// Runs `f`, which only reads, in one read transaction: its statements
+    /// see one snapshot of the file, and in WAL mode no writer waits for
+    /// it nor it for a writer. The reads of every turn (the tools' orders,
+    /// the customer's memories) come here, which saves each statement its
+    /// two hops to sqlx's connection thread.
+    pub(crate) async fn read<T>(
+        &self,
+        mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        self.run(TransactionBehavior::Deferred, |tx| {
+            f(tx).map(Keep::RollBack)
+        })
+        .await
+    }
+
+    async fn run<T>(
+        &self,
+        behavior: TransactionBehavior,
         mut f: impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
     ) -> Result<T, DbError> {
         let started = Instant::now();
         let mut pause = FIRST_PAUSE;
         loop {
-            match self.try_transact(&mut f) {
+            match self.try_transact(behavior, &mut f) {
                 Err(DbError::Sqlite(e)) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(MAX_PAUSE);
@@ -143,13 +167,14 @@ impl Direct {
 
     fn try_transact<T>(
         &self,
+        behavior: TransactionBehavior,
         f: &mut impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
     ) -> Result<T, DbError> {
         let mut guard = self.lock();
         let conn = guard
             .as_mut()
             .ok_or(DbError::Sqlx(sqlx::Error::PoolClosed))?;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = conn.transaction_with_behavior(behavior)?;
         match f(&tx)? {
             Keep::Commit(value) => {
                 tx.commit()?;

@@ -4,7 +4,10 @@
 use aics_agent::memory::{MemoryError, MemoryStore};
 use async_trait::async_trait;
 
+use crate::direct::prepare;
 use crate::{now, Database, DbError};
+
+const RECALL: &str = "SELECT text FROM memories WHERE customer_id = $1 ORDER BY id";
 
 /// The longest memory kept, in characters; longer text is refused.
 pub const MAX_MEMORY_CHARS: usize = 1_000;
@@ -42,13 +45,26 @@ impl Database {
     #[tracing::instrument(skip_all, fields(customer_id))]
     pub async fn recall(&self, customer_id: &str) -> Result<Vec<String>, DbError> {
         tracing::Span::current().record("customer_id", customer_id);
-        let rows: Vec<(String,)> = with_pool!(self, pool => sqlx::query_as(
-            "SELECT text FROM memories WHERE customer_id = $1 ORDER BY id",
-        )
-        .bind(customer_id)
-        .fetch_all(pool)
-        .await?);
-        Ok(rows.into_iter().map(|(t,)| t).collect())
+        match self {
+            // Every turn of a known customer reads them (memory_trigger).
+            Self::Sqlite(sqlite) => {
+                sqlite
+                    .direct()?
+                    .read(|tx| {
+                        let mut query = prepare(tx, RECALL)?;
+                        let texts = query.query_map([customer_id], |row| row.get(0))?;
+                        Ok(texts.collect::<Result<Vec<String>, _>>()?)
+                    })
+                    .await
+            }
+            Self::Postgres(pool) => {
+                let rows: Vec<(String,)> = sqlx::query_as(RECALL)
+                    .bind(customer_id)
+                    .fetch_all(pool)
+                    .await?;
+                Ok(rows.into_iter().map(|(t,)| t).collect())
+            }
+        }
     }
 
     /// Forgets one memory; true if there was one.
