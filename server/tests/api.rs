@@ -41,6 +41,9 @@ async fn ready_db(db: Database) -> Database {
 }
 
 async fn test_app(db: Database) -> TestApp {
+    // The recorder first, as the server's main does: the console counts
+    // the pending approvals as it starts.
+    let metrics = aics::telemetry::metrics_handle();
     let console = Console::new(
         db,
         ConsoleConfig {
@@ -54,7 +57,7 @@ async fn test_app(db: Database) -> TestApp {
     let state = AppState {
         leptos_options: LeptosOptions::builder().output_name("aics").build(),
         console: console.clone(),
-        metrics: aics::telemetry::metrics_handle(),
+        metrics,
         shutdown: rx,
     };
     TestApp {
@@ -428,6 +431,25 @@ async fn conversations_chat_and_turns(pool: SqlitePool) {
         .find(|c| c["sessionId"] == "react-demo-001")
         .unwrap();
     assert_eq!(ours["handling"], "waiting_approval");
+    // A limit asks for fewer; a bad one is a 400.
+    let one = send(
+        &app,
+        bearer(req(Method::GET, "/api/conversations?limit=1"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(one.json().as_array().unwrap().len(), 1);
+    for bad in ["limit=-1", "limit=many", "page=2"] {
+        send(
+            &app,
+            bearer(req(Method::GET, &format!("/api/conversations?{bad}")))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .error(StatusCode::BAD_REQUEST, "invalid_request");
+    }
 
     let detail = send(
         &app,
@@ -749,7 +771,7 @@ async fn cross_site_requests_are_refused(pool: SqlitePool) {
             .await
             .error(StatusCode::FORBIDDEN, "forbidden");
     }
-    assert_eq!(app.console.list_conversations().await.unwrap().len(), 0);
+    assert_eq!(app.console.list_conversations(200).await.unwrap().len(), 0);
 
     // Same origin passes; a bearer-token request is not cookie-borne and passes.
     let same = send(

@@ -3,7 +3,7 @@
 
 use aics_types::{
     AgentEvent, ConversationDetail, ConversationSummary, Customer, CustomerPanel, CustomerProfile,
-    UserInfo,
+    UserInfo, INBOX_MAX, INBOX_PAGE,
 };
 use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
@@ -11,12 +11,6 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::error::ServiceError;
 use crate::hub::{CatchUp, EventId, Received};
 use crate::{check_session_id, Console};
-
-/// How many conversations the list shows.
-const CONVERSATION_LIST_LIMIT: u32 = 200;
-
-/// A page of the inbox's search.
-const INBOX_PAGE: u32 = 50;
 
 /// How many past conversations the customer panel lists.
 const PAST_CONVERSATIONS: u32 = 20;
@@ -42,12 +36,16 @@ fn resync(reason: &str) -> LiveEvent {
 }
 
 impl Console {
-    /// Conversations, most recently active first.
-    pub async fn list_conversations(&self) -> Result<Vec<ConversationSummary>, ServiceError> {
+    /// The `limit` most recently active conversations, newest first
+    /// (at least one, at most [`INBOX_MAX`]).
+    pub async fn list_conversations(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<ConversationSummary>, ServiceError> {
         Ok(self
             .inner
             .db
-            .list_conversations(CONVERSATION_LIST_LIMIT)
+            .list_conversations(limit.clamp(1, INBOX_MAX))
             .await?)
     }
 

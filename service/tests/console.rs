@@ -283,7 +283,7 @@ async fn bad_input_is_refused_and_changes_nothing(pool: SqlitePool) {
             .unwrap_err();
         assert_eq!(err.status_code(), 400, "{sid:?}");
     }
-    assert!(console.list_conversations().await.unwrap().is_empty());
+    assert!(console.list_conversations(200).await.unwrap().is_empty());
     assert_eq!(
         console
             .conversation("nope")
@@ -319,6 +319,31 @@ async fn bad_input_is_refused_and_changes_nothing(pool: SqlitePool) {
     assert_eq!(err.status_code(), 404);
 }
 
+/// The list is newest first and as long as asked: a page of the inbox is
+/// the start of the next, longer one; 0 still lists one, and past the most
+/// it lists the most.
+#[sqlx::test(migrations = false)]
+async fn the_list_pages_newest_first(pool: SqlitePool) {
+    let console = console(pool).await;
+    let mut made = Vec::new();
+    for _ in 0..5 {
+        made.push(console.create_conversation().await.unwrap().session_id);
+        // Conversations are ordered by their last activity.
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    made.reverse();
+    let ids = |list: Vec<aics_types::ConversationSummary>| {
+        list.into_iter().map(|c| c.session_id).collect::<Vec<_>>()
+    };
+    assert_eq!(ids(console.list_conversations(2).await.unwrap()), made[..2]);
+    assert_eq!(ids(console.list_conversations(4).await.unwrap()), made[..4]);
+    assert_eq!(ids(console.list_conversations(0).await.unwrap()), made[..1]);
+    assert_eq!(
+        ids(console.list_conversations(u32::MAX).await.unwrap()),
+        made
+    );
+}
+
 #[sqlx::test(migrations = false)]
 async fn conversations_are_created_listed_and_sent_to(pool: SqlitePool) {
     let console = console(pool).await;
@@ -342,7 +367,7 @@ async fn conversations_are_created_listed_and_sent_to(pool: SqlitePool) {
     assert!(
         matches!(&seen[1], AgentEvent::TurnStart { graph_execution_id, .. } if *graph_execution_id == id)
     );
-    let list = console.list_conversations().await.unwrap();
+    let list = console.list_conversations(200).await.unwrap();
     assert_eq!(list[0].session_id, created.session_id);
     assert_eq!(
         console.list_turns(&created.session_id).await.unwrap().len(),

@@ -20,14 +20,14 @@ async fn console(db: Database) -> Console {
 async fn customers_flow(console: Console) {
     let me = agent();
     // Unknown customers are refused, nothing created.
-    let before = console.list_conversations().await.unwrap().len();
+    let before = console.list_conversations(200).await.unwrap().len();
     assert!(matches!(
         console
             .create_conversation_for(&me, Some("nobody@example.com"))
             .await,
         Err(ServiceError::NotFound(_))
     ));
-    assert_eq!(console.list_conversations().await.unwrap().len(), before);
+    assert_eq!(console.list_conversations(200).await.unwrap().len(), before);
 
     // CUST-001 asks the AI to remember something in one conversation …
     let first = console

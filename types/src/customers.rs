@@ -49,6 +49,15 @@ pub struct CustomerRef {
     pub customer: String,
 }
 
+/// Conversations per page of the inbox. The list shows one page at first
+/// and one more each time "Show older" is pressed (it asks for
+/// `INBOX_PAGE × pages`, so a live refresh keeps what is shown); a search
+/// answers a page at a time ([`InboxQuery::offset`]).
+pub const INBOX_PAGE: u32 = 50;
+
+/// The most conversations one list asks for (twenty pages).
+pub const INBOX_MAX: u32 = 20 * INBOX_PAGE;
+
 /// The inbox's search and filters (`GET /api/conversations/search`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use crate::error::HttpError;
-use crate::extract::{Json, Path};
+use crate::extract::{Json, Path, Query};
 use crate::routes::{last_event_id, sse};
 use crate::state::AppState;
 
@@ -53,8 +53,24 @@ pub fn router() -> Router<AppState> {
         .route("/api/turns/{graph_execution_id}/cancel", post(cancel))
 }
 
-async fn list(State(console): State<Console>) -> Result<Json<Vec<ConversationSummary>>, HttpError> {
-    Ok(Json(console.list_conversations().await?))
+/// `GET /api/conversations?limit=N`: the N most recently active (200 when
+/// not given, at most 1,000).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    #[serde(default = "default_list_limit")]
+    limit: u32,
+}
+
+fn default_list_limit() -> u32 {
+    200
+}
+
+async fn list(
+    State(console): State<Console>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<Vec<ConversationSummary>>, HttpError> {
+    Ok(Json(console.list_conversations(query.limit).await?))
 }
 
 #[derive(Deserialize, Default)]

@@ -13,11 +13,11 @@ use crate::error::AppError;
 use crate::session::api::signed_in;
 use crate::wire::JsonStr;
 
-/// Every conversation, most recently active first.
+/// The `limit` most recently active conversations, newest first.
 #[server(prefix = "/fn", output = JsonStr)]
-pub async fn list_conversations() -> Result<Vec<ConversationSummary>, AppError> {
+pub async fn list_conversations(limit: u32) -> Result<Vec<ConversationSummary>, AppError> {
     let (console, _user) = signed_in().await?;
-    Ok(console.list_conversations().await?)
+    Ok(console.list_conversations(limit).await?)
 }
 
 /// Starts a new, empty conversation and sends the browser to it. Posted by
@@ -37,7 +37,7 @@ pub async fn create_conversation() -> Result<ConversationSummary, AppError> {
 #[server(prefix = "/fn", output = JsonStr)]
 pub async fn open_conversation() -> Result<String, AppError> {
     let (console, _user) = signed_in().await?;
-    match console.list_conversations().await?.into_iter().next() {
+    match console.list_conversations(1).await?.into_iter().next() {
         Some(latest) => Ok(latest.session_id),
         None => Ok(console.create_conversation().await?.session_id),
     }

@@ -1,7 +1,8 @@
-//! The left column: every conversation with its handling label and last
+//! The left column: the most recently active conversations (a page of
+//! them, and "Show older" for the next) with their handling label and last
 //! message, "New", and the inbox's search and handling filter.
 
-use aics_types::{ConversationSummary, HandlingState, InboxQuery};
+use aics_types::{ConversationSummary, HandlingState, InboxQuery, INBOX_MAX, INBOX_PAGE};
 use leptos::prelude::*;
 
 use super::api::{list_conversations, search_conversations, CreateConversation};
@@ -20,6 +21,10 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
     // lists every conversation.
     let text = RwSignal::new(String::new());
     let handling = RwSignal::new(String::new());
+    // How many the unfiltered list asks for: a page, and a page more for
+    // each "Show older". A live refresh asks for as many again, so what
+    // is shown stays shown.
+    let shown = RwSignal::new(INBOX_PAGE);
     let conversations = Resource::new(
         move || {
             (
@@ -27,12 +32,13 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
                 create.version().get(),
                 text.get(),
                 handling.get(),
+                shown.get(),
             )
         },
-        |(_, _, q, handling)| async move {
+        |(_, _, q, handling, shown)| async move {
             let handling = HandlingState::parse(&handling);
             if q.trim().is_empty() && handling.is_none() {
-                list_conversations().await
+                list_conversations(shown).await
             } else {
                 search_conversations(InboxQuery {
                     q: Some(q).filter(|q| !q.trim().is_empty()),
@@ -103,6 +109,12 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
                                         }
                                             .into_any()
                                     } else {
+                                        // A full list may have older ones
+                                        // (a search shows its first page).
+                                        let more = list.len() as u32 >= shown.get_untracked()
+                                            && shown.get_untracked() < INBOX_MAX
+                                            && text.with_untracked(|t| t.trim().is_empty())
+                                            && handling.with_untracked(String::is_empty);
                                         view! {
                                             <ul data-testid="conversation-list" class="space-y-0.5 px-2 pb-3">
                                                 {list
@@ -110,6 +122,16 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
                                                     .map(|c| view! { <ConversationItem summary=c current/> })
                                                     .collect_view()}
                                             </ul>
+                                            {more.then(|| view! {
+                                                <button
+                                                    type="button"
+                                                    data-testid="show-older"
+                                                    class="mx-3 mb-3 w-[calc(100%-1.5rem)] rounded-lg border border-slate-200 px-2 py-1.5 text-xs text-slate-600 hover:bg-slate-50"
+                                                    on:click=move |_| shown.update(|n| *n = (*n + INBOX_PAGE).min(INBOX_MAX))
+                                                >
+                                                    "Show older"
+                                                </button>
+                                            })}
                                         }
                                             .into_any()
                                     }
