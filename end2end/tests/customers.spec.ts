@@ -105,3 +105,24 @@ test("the inbox finds a conversation by a word from its middle", async ({ browse
   await expect(items).toHaveCount(1);
   await expect(items.first()).toHaveAttribute("data-session", sid);
 });
+
+test("the inbox lists a page of conversations, and Show older lists the next", async ({ browser, baseURL }) => {
+  const agent = await signedInPage(browser, "agent");
+  // More than a page, made through the API as the signed-in agent.
+  for (let i = 0; i < 51; i++) {
+    const made = await agent.request.post("/api/conversations", { headers: { Origin: baseURL ?? "" } });
+    expect(made.status()).toBe(201);
+  }
+  const newest = (await (await agent.request.get("/api/conversations?limit=1")).json())[0].sessionId;
+  await agent.goto("/");
+  await hydrated(agent);
+  const items = agent.getByTestId("conversation-item");
+  // Other tests add conversations meanwhile: the first page is full either way.
+  await expect(items).toHaveCount(50);
+  await expect(agent.getByTestId("show-older")).toBeVisible();
+  await agent.getByTestId("show-older").click();
+  await expect.poll(async () => items.count()).toBeGreaterThan(50);
+  expect(await items.count()).toBeLessThanOrEqual(100);
+  // Still newest first, and what was shown stays shown.
+  await expect(agent.locator(`[data-testid="conversation-item"][data-session="${newest}"]`)).toHaveCount(1);
+});
