@@ -5,7 +5,7 @@
 //! (there and back), a pooled one two more (the pool pings a connection
 //! when it comes back), and `BEGIN`/`COMMIT` block that thread until the
 //! caller's task is polled again. On a busy two-core server those hops, not
-//! SQLite, set the pace of a turn (docs/ARCHITECTURE.md, "Performance").
+//! SQLite, set the pace of a turn (BENCHMARKS.md, "The chat API, round 3").
 //! A turn's own writes — its start, its checkpoints, its end — and the
 //! reads every turn makes (its tools' orders, its customer's memories)
 //! therefore run here instead: on one connection of ours to the same file, in the

@@ -221,16 +221,28 @@ async fn run(
     }
 }
 
-const INSERT: &str = "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, \
-     next_node, path, state, pending_interrupts, created_at) ";
-const ON_CONFLICT: &str = " ON CONFLICT (thread_id, checkpoint_id) DO NOTHING";
+/// The statement's text around its `VALUES` (literals, so that both
+/// statements below are written from them once).
+macro_rules! insert_into {
+    () => {
+        "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, \
+         next_node, path, state, pending_interrupts, created_at) "
+    };
+}
+macro_rules! on_conflict {
+    () => {
+        " ON CONFLICT (thread_id, checkpoint_id) DO NOTHING"
+    };
+}
+const INSERT: &str = insert_into!();
+const ON_CONFLICT: &str = on_conflict!();
 /// One row, on SQLite's direct connection ([`crate::direct`]), which
 /// prepares it once and runs it per row.
-const INSERT_ONE: &str =
-    "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, \
-     next_node, path, state, pending_interrupts, created_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-     ON CONFLICT (thread_id, checkpoint_id) DO NOTHING";
+const INSERT_ONE: &str = concat!(
+    insert_into!(),
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    on_conflict!()
+);
 
 /// Inserts `rows` in one transaction; saving a checkpoint id twice
 /// changes nothing.

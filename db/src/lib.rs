@@ -51,7 +51,7 @@
 //!   (`runs/begin.rs`), end (`runs/end.rs`), pause and cancel a run.
 //! - `direct`: one rusqlite connection to a SQLite file beside the pool,
 //!   used in the caller's thread for a turn's own statements (its start,
-//!   its checkpoints, its end).
+//!   its checkpoints, its end) and the reads every turn makes.
 //! - [`relay`]: `LISTEN`/`NOTIFY` and the spool that carry live events
 //!   between instances on PostgreSQL.
 //! - [`tools`]: the support tools' backend on SQL, and [`support_tools`].
@@ -71,13 +71,14 @@
 //!   is 5 s so that another process on the same file (a test, a backup)
 //!   waits for the write lock rather than fails; foreign keys are on.
 //! - **Pool sizes**: SQLite gets one pooled connection, and one direct
-//!   connection (`direct`) for a turn's own writes: sqlx runs each SQLite
-//!   statement on its connection's thread, a hop there and back per
-//!   statement; the direct one runs it where the turn is, and takes the
-//!   write lock with `BEGIN IMMEDIATE` and an async back-off (its busy
-//!   timeout is 0, so no worker thread ever sleeps in SQLite). SQLite takes one writer at
-//!   a time, and a connection that finds the write lock taken sleeps in
-//!   SQLite's busy handler (1, 2, 5, 10… ms) before it tries again; with
+//!   connection (`direct`) for a turn's own writes and reads: sqlx runs
+//!   each SQLite statement on its connection's thread, a hop there and
+//!   back per statement; the direct one runs it where the turn is, and
+//!   takes the write lock with `BEGIN IMMEDIATE` and an async back-off (its
+//!   busy timeout is 0, so no worker thread ever sleeps in SQLite). SQLite
+//!   takes one writer at a time, and a connection that finds the write lock
+//!   taken sleeps in SQLite's busy handler (1, 2, 5, 10… ms) before it
+//!   tries again; with
 //!   several connections and many turns in flight those sleeps, not the
 //!   work, set the pace (measured: 190 turns/s over HTTP with four
 //!   connections, most of the time asleep). One connection queues every
