@@ -125,4 +125,16 @@ test("the inbox lists a page of conversations, and Show older lists the next", a
   expect(await items.count()).toBeLessThanOrEqual(100);
   // Still newest first, and what was shown stays shown.
   await expect(agent.locator(`[data-testid="conversation-item"][data-session="${newest}"]`)).toHaveCount(1);
+  // The list is one Tab stop; arrow keys, Home and End move within it.
+  await expect(agent.locator('[data-testid="conversation-item"][tabindex="0"]')).toHaveCount(1);
+  await agent.locator('[data-testid="conversation-item"][tabindex="0"]').focus();
+  const focused = () => agent.evaluate(() => document.activeElement?.getAttribute("data-session"));
+  await agent.keyboard.press("End");
+  expect(await focused()).toBe(await items.last().getAttribute("data-session"));
+  await agent.keyboard.press("Home");
+  expect(await focused()).toBe(await items.first().getAttribute("data-session"));
+  await agent.keyboard.press("ArrowDown");
+  expect(await focused()).toBe(await items.nth(1).getAttribute("data-session"));
+  await agent.keyboard.press("ArrowUp");
+  expect(await focused()).toBe(await items.first().getAttribute("data-session"));
 });

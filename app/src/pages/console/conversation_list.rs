@@ -1,6 +1,10 @@
 //! The left column: the most recently active conversations (a page of
 //! them, and "Show older" for the next) with their handling label and last
 //! message, "New", and the inbox's search and handling filter.
+//!
+//! The list is one stop for Tab (the open conversation, or the first):
+//! arrow keys, Home and End move within it, so the composer is a few Tabs
+//! away however many conversations are shown.
 
 use aics_types::{ConversationSummary, HandlingState, InboxQuery, INBOX_MAX, INBOX_PAGE};
 use leptos::prelude::*;
@@ -115,11 +119,23 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
                                             && shown.get_untracked() < INBOX_MAX
                                             && text.with_untracked(|t| t.trim().is_empty())
                                             && handling.with_untracked(String::is_empty);
+                                        let ids: Vec<String> =
+                                            list.iter().map(|c| c.session_id.clone()).collect();
+                                        let tab_stop = Memo::new(move |_| {
+                                            current
+                                                .get()
+                                                .filter(|c| ids.contains(c))
+                                                .or_else(|| ids.first().cloned())
+                                        });
                                         view! {
-                                            <ul data-testid="conversation-list" class="space-y-0.5 px-2 pb-3">
+                                            <ul
+                                                data-testid="conversation-list"
+                                                class="space-y-0.5 px-2 pb-3"
+                                                on:keydown=move_focus
+                                            >
                                                 {list
                                                     .into_iter()
-                                                    .map(|c| view! { <ConversationItem summary=c current/> })
+                                                    .map(|c| view! { <ConversationItem summary=c current tab_stop/> })
                                                     .collect_view()}
                                             </ul>
                                             {more.then(|| view! {
@@ -163,11 +179,50 @@ fn NewConversation(create: ServerAction<CreateConversation>) -> impl IntoView {
     }
 }
 
+/// Arrow keys, Home and End move the focus between the list's links.
+fn move_focus(ev: web_sys::KeyboardEvent) {
+    use wasm_bindgen::JsCast;
+    let Some(link) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .and_then(|e| e.closest("li").ok().flatten())
+    else {
+        return;
+    };
+    let li = match ev.key().as_str() {
+        "ArrowDown" => link.next_element_sibling(),
+        "ArrowUp" => link.previous_element_sibling(),
+        "Home" => link.parent_element().and_then(|ul| ul.first_element_child()),
+        "End" => link.parent_element().and_then(|ul| ul.last_element_child()),
+        _ => return,
+    };
+    ev.prevent_default();
+    if let Some(a) = li
+        .and_then(|li| li.first_element_child())
+        .and_then(|a| a.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = a.focus();
+    }
+}
+
 #[component]
-fn ConversationItem(summary: ConversationSummary, current: Memo<Option<String>>) -> impl IntoView {
+fn ConversationItem(
+    summary: ConversationSummary,
+    current: Memo<Option<String>>,
+    /// The one conversation Tab stops at.
+    tab_stop: Memo<Option<String>>,
+) -> impl IntoView {
     let id = StoredValue::new(summary.session_id.clone());
     let is_current =
         move || current.with(|c| id.with_value(|id| c.as_deref() == Some(id.as_str())));
+    let tabindex = move || {
+        let stop = tab_stop.with(|s| id.with_value(|id| s.as_deref() == Some(id.as_str())));
+        if stop {
+            "0"
+        } else {
+            "-1"
+        }
+    };
     let title = if summary.title.trim().is_empty() {
         UNTITLED.to_string()
     } else {
@@ -196,6 +251,7 @@ fn ConversationItem(summary: ConversationSummary, current: Memo<Option<String>>)
                 data-testid="conversation-item"
                 data-session=summary.session_id.clone()
                 aria-current=move || is_current().then_some("page")
+                tabindex=tabindex
                 class=move || {
                     if is_current() {
                         "block rounded-lg bg-indigo-50 px-2.5 py-2 ring-1 ring-indigo-200"
