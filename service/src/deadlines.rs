@@ -97,7 +97,7 @@ impl Console {
                     Ok(change) => {
                         let publisher = self.inner.hub.publisher(&approval.session_id, None).await;
                         publisher.publish(AgentEvent::Message {
-                            message: change.line,
+                            message: Box::new(change.line),
                         });
                         publisher.publish(AgentEvent::Handling {
                             handling: change.summary.handling,
@@ -108,12 +108,12 @@ impl Console {
                     Err(e) => tracing::warn!(error = %e, "could not hand the conversation over"),
                 }
             }
-            let event = AgentEvent::ApprovalDecided {
+            let event = AgentEvent::ApprovalDecided(Box::new(aics_types::ApprovalDecided {
                 id: approval.id.clone(),
                 approved: false,
                 reason: Some(reason),
                 decided_by: Some("system".into()),
-            };
+            }));
             self.inner.hub.publish_approvals(event.clone());
             self.inner
                 .hub

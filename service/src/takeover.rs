@@ -54,7 +54,7 @@ impl Console {
         .await;
         let publisher = self.inner.hub.publisher(session_id, None).await;
         publisher.publish(AgentEvent::Message {
-            message: change.line,
+            message: Box::new(change.line),
         });
         publisher.publish(AgentEvent::Handling {
             handling: change.summary.handling,
@@ -122,7 +122,7 @@ impl Console {
             .publisher(session_id, None)
             .await
             .publish(AgentEvent::Message {
-                message: message.clone(),
+                message: Box::new(message.clone()),
             });
         Ok(message)
     }

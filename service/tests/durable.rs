@@ -167,10 +167,7 @@ async fn cancel_a_paused_turn(db: Database) {
     let seen = until_final(&mut events).await;
     assert!(seen.iter().any(|e| matches!(
         &e.event,
-        AgentEvent::ApprovalDecided {
-            approved: false,
-            ..
-        }
+        AgentEvent::ApprovalDecided(decided) if !decided.approved
     )));
 
     let approval = &db.approvals_of_execution(&gid).await.unwrap()[0];

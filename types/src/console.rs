@@ -515,14 +515,14 @@ mod tests {
 
     #[test]
     fn events_use_the_spec_tags_and_field_names() {
-        let event = AgentEvent::ToolEnd {
+        let event = AgentEvent::ToolEnd(Box::new(crate::ToolEnd {
             tool: "order_query".into(),
             id: "call_1".into(),
             result: json!({"ok": true}),
             status: ToolCallStatus::Ok,
             duration_ms: 4,
             record: sample_trace().tool_calls[0].clone(),
-        };
+        }));
         let json = serde_json::to_value(&event).expect("serialise");
         assert_eq!(json["type"], "tool_end");
         assert_eq!(json["duration_ms"], 4);

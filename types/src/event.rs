@@ -24,6 +24,11 @@ use crate::{ChatTurnTraceResult, ToolCallRecord, ToolCallStatus};
 /// browser's wasm. Read `type` first (as serialised here), the fields decode
 /// straight from the text. The field attributes below are kept for the
 /// record and for `Serialize`; `decode.rs` follows them (its tests check it).
+///
+/// The variants with many fields keep them behind a `Box` (serialised the
+/// same, flat): a turn's events wait in channels, rings and replay buffers,
+/// and each slot there is as large as the largest variant. A token event
+/// takes 56 bytes, not 240.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
@@ -45,49 +50,15 @@ pub enum AgentEvent {
     },
     /// A node finished.
     NodeEnd { node: String },
-    /// A tool call began. `record` is the call's timeline entry as the
-    /// engine keeps it (status `running`): clients upsert it by id.
-    ToolStart {
-        tool: String,
-        args: Value,
-        id: String,
-        record: ToolCallRecord,
-    },
-    /// A tool call finished; `result` is what the model sees. `record` is the
-    /// finished timeline entry, to upsert by id.
-    ToolEnd {
-        tool: String,
-        id: String,
-        result: Value,
-        status: ToolCallStatus,
-        duration_ms: u64,
-        record: ToolCallRecord,
-    },
-    /// A sensitive call paused the turn until a supervisor decides.
-    ApprovalRequired {
-        tool: String,
-        args: Value,
-        id: String,
-        session_id: String,
-        graph_execution_id: String,
-        #[serde(default)]
-        reason: String,
-        /// The approval rule that held the call.
-        #[serde(default)]
-        rule: String,
-        /// When its deadline passes, if its rule sets one.
-        #[serde(default)]
-        expires_at: Option<crate::Timestamp>,
-    },
-    /// A supervisor decided a pending call.
-    ApprovalDecided {
-        id: String,
-        approved: bool,
-        #[serde(default)]
-        reason: Option<String>,
-        #[serde(default)]
-        decided_by: Option<String>,
-    },
+    /// A tool call began ([`ToolStart`]).
+    ToolStart(Box<ToolStart>),
+    /// A tool call finished ([`ToolEnd`]).
+    ToolEnd(Box<ToolEnd>),
+    /// A sensitive call paused the turn until a supervisor decides
+    /// ([`ApprovalRequired`]).
+    ApprovalRequired(Box<ApprovalRequired>),
+    /// A supervisor decided a pending call ([`ApprovalDecided`]).
+    ApprovalDecided(Box<ApprovalDecided>),
     /// The turn ended (or paused); the trace says which.
     Final { trace: Box<ChatTurnTraceResult> },
     /// The turn failed; nothing the user typed was lost.
@@ -95,7 +66,7 @@ pub enum AgentEvent {
     /// A message stored outside a turn: a staff member's reply or note, a
     /// handling change's line, a customer's message while a person holds
     /// the conversation.
-    Message { message: crate::ChatMessage },
+    Message { message: Box<crate::ChatMessage> },
     /// Who handles the conversation changed.
     Handling {
         handling: crate::HandlingState,
@@ -106,6 +77,57 @@ pub enum AgentEvent {
     /// after more than the server keeps): reload the conversation from the
     /// API, then go on with the events that follow.
     Resync { reason: String },
+}
+
+/// A tool call began. `record` is the call's timeline entry as the engine
+/// keeps it (status `running`): clients upsert it by id.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolStart {
+    pub tool: String,
+    pub args: Value,
+    pub id: String,
+    pub record: ToolCallRecord,
+}
+
+/// A tool call finished; `result` is what the model sees. `record` is the
+/// finished timeline entry, to upsert by id.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolEnd {
+    pub tool: String,
+    pub id: String,
+    pub result: Value,
+    pub status: ToolCallStatus,
+    pub duration_ms: u64,
+    pub record: ToolCallRecord,
+}
+
+/// A sensitive call paused the turn until a supervisor decides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ApprovalRequired {
+    pub tool: String,
+    pub args: Value,
+    pub id: String,
+    pub session_id: String,
+    pub graph_execution_id: String,
+    #[serde(default)]
+    pub reason: String,
+    /// The approval rule that held the call.
+    #[serde(default)]
+    pub rule: String,
+    /// When its deadline passes, if its rule sets one.
+    #[serde(default)]
+    pub expires_at: Option<crate::Timestamp>,
+}
+
+/// A supervisor decided a pending call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ApprovalDecided {
+    pub id: String,
+    pub approved: bool,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub decided_by: Option<String>,
 }
 
 impl AgentEvent {
@@ -133,15 +155,30 @@ impl AgentEvent {
             Self::NodeStart { .. } => "node_start",
             Self::LlmToken { .. } => "llm_token",
             Self::NodeEnd { .. } => "node_end",
-            Self::ToolStart { .. } => "tool_start",
-            Self::ToolEnd { .. } => "tool_end",
-            Self::ApprovalRequired { .. } => "approval_required",
-            Self::ApprovalDecided { .. } => "approval_decided",
+            Self::ToolStart(_) => "tool_start",
+            Self::ToolEnd(_) => "tool_end",
+            Self::ApprovalRequired(_) => "approval_required",
+            Self::ApprovalDecided(_) => "approval_decided",
             Self::Final { .. } => "final",
             Self::Error { .. } => "error",
             Self::Message { .. } => "message",
             Self::Handling { .. } => "handling",
             Self::Resync { .. } => "resync",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AgentEvent;
+
+    #[test]
+    fn an_event_takes_the_room_of_a_token_not_of_a_tool_call() {
+        // Every slot of a channel, ring and replay buffer is this large.
+        let size = std::mem::size_of::<AgentEvent>();
+        assert!(
+            size <= 56,
+            "AgentEvent is {size} bytes: box the new variant's fields"
+        );
     }
 }

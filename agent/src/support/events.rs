@@ -10,7 +10,7 @@
 //! run goes on, so the turn still finishes and its trace is stored.
 
 use aics_graph::{Checkpoint, Observer};
-use aics_types::AgentEvent;
+use aics_types::{AgentEvent, ToolEnd, ToolStart};
 use tokio::sync::mpsc;
 
 use super::progress::Progress;
@@ -88,20 +88,20 @@ impl Observer<SupportState> for EventSink {
                 token: String::new(),
                 reasoning_token: Some(text),
             },
-            Progress::ToolStarted(record) => AgentEvent::ToolStart {
+            Progress::ToolStarted(record) => AgentEvent::ToolStart(Box::new(ToolStart {
                 tool: record.name.clone(),
                 args: record.input.clone(),
                 id: record.id.clone(),
                 record,
-            },
-            Progress::ToolFinished(record) => AgentEvent::ToolEnd {
+            })),
+            Progress::ToolFinished(record) => AgentEvent::ToolEnd(Box::new(ToolEnd {
                 tool: record.name.clone(),
                 id: record.id.clone(),
                 result: record.output.clone(),
                 status: record.status,
                 duration_ms: record.duration_ms.unwrap_or_default(),
                 record,
-            },
+            })),
         };
         self.emit(event);
     }

@@ -96,12 +96,12 @@ impl Console {
             &decision_detail(&decided),
         )
         .await;
-        let event = AgentEvent::ApprovalDecided {
+        let event = AgentEvent::ApprovalDecided(Box::new(aics_types::ApprovalDecided {
             id: decided.id.clone(),
             approved: decided.status == ApprovalStatus::Approved,
             reason: decided.decision_reason.clone(),
             decided_by: decided.decided_by.clone(),
-        };
+        }));
         self.inner.hub.publish_approvals(event.clone());
         self.inner
             .hub

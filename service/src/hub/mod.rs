@@ -81,13 +81,30 @@ impl std::str::FromStr for EventId {
 }
 
 /// One event of a conversation with its sequence number and the run it
-/// belongs to (when a run published it).
+/// belongs to (when a run published it). The run id is shared by all of
+/// its events (one allocation a run, not one an event).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sequenced {
     pub id: EventId,
-    #[serde(default)]
-    pub run: Option<String>,
+    #[serde(default, with = "shared_str")]
+    pub run: Option<Arc<str>>,
     pub event: AgentEvent,
+}
+
+/// `Option<Arc<str>>` as an optional string (serde's `rc` feature would
+/// change every crate's build for this one field).
+mod shared_str {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(s: &Option<Arc<str>>, to: S) -> Result<S::Ok, S::Error> {
+        s.as_deref().serialize(to)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<Option<Arc<str>>, D::Error> {
+        Ok(Option::<String>::deserialize(from)?.map(Arc::from))
+    }
 }
 
 /// What a subscriber of a conversation gets first: the events it missed, or
@@ -270,7 +287,7 @@ impl EventHub {
         Publisher {
             hub: self.clone(),
             session_id: session_id.to_owned(),
-            run: run.map(str::to_owned),
+            run: run.map(Arc::from),
             epoch,
             next: Arc::new(AtomicU64::new(0)),
         }
@@ -388,7 +405,7 @@ impl EventHub {
 pub(crate) struct Publisher {
     hub: EventHub,
     session_id: String,
-    run: Option<String>,
+    run: Option<Arc<str>>,
     epoch: u64,
     next: Arc<AtomicU64>,
 }

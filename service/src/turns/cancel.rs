@@ -91,12 +91,12 @@ impl Console {
             .publisher(&run.session_id, Some(graph_execution_id))
             .await;
         for id in cancelled_calls {
-            let event = AgentEvent::ApprovalDecided {
+            let event = AgentEvent::ApprovalDecided(Box::new(aics_types::ApprovalDecided {
                 id,
                 approved: false,
                 reason: Some(note.clone()),
                 decided_by: Some(user.username.clone()),
-            };
+            }));
             publisher.publish(event.clone());
             self.inner.hub.publish_approvals(event);
         }

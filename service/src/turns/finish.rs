@@ -162,7 +162,7 @@ impl Console {
             if let Some(hook) = &self.inner.webhook {
                 hook.send(&approval);
             }
-            let event = AgentEvent::ApprovalRequired {
+            let event = AgentEvent::ApprovalRequired(Box::new(aics_types::ApprovalRequired {
                 tool: approval.tool,
                 args: approval.proposed_args,
                 id: approval.id,
@@ -171,7 +171,7 @@ impl Console {
                 reason: approval.policy_reason,
                 rule: approval.rule,
                 expires_at: approval.expires_at,
-            };
+            }));
             publisher.publish(event.clone());
             self.inner.hub.publish_approvals(event);
         }

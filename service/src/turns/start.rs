@@ -80,7 +80,7 @@ impl Console {
                     .hub
                     .publisher_at(session_id, None, event_epoch)
                     .publish(AgentEvent::Message {
-                        message: message.clone(),
+                        message: Box::new(message.clone()),
                     });
                 return Ok(Begun::Held { assignee, message });
             }

@@ -110,7 +110,7 @@ impl Console {
         let start = SegmentStart::new(kind, previous.as_ref());
         if let Job::New { message, .. } = &job {
             publisher.publish(AgentEvent::Message {
-                message: message.clone(),
+                message: Box::new(message.clone()),
             });
         }
         publisher.publish(AgentEvent::TurnStart {

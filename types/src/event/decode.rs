@@ -54,8 +54,21 @@ impl<'de> Visitor<'de> for EventVisitor {
 fn fields<'de, A: MapAccess<'de>>(kind: Kind, mut map: A) -> Result<AgentEvent, A::Error> {
     // For each named field: a slot, filled from the input, then the event
     // built from the slots (`= default` where the field may be missing).
+    // `box` builds a variant whose fields are a boxed struct of its name.
     macro_rules! event {
         ($variant:ident { $($field:ident $(= $default:expr)?),* $(,)? }) => {{
+            event!(@read $($field),*);
+            AgentEvent::$variant {
+                $($field: event!(@take $field $(, $default)?),)*
+            }
+        }};
+        (box $variant:ident { $($field:ident $(= $default:expr)?),* $(,)? }) => {{
+            event!(@read $($field),*);
+            AgentEvent::$variant(Box::new(super::$variant {
+                $($field: event!(@take $field $(, $default)?),)*
+            }))
+        }};
+        (@read $($field:ident),*) => {
             $(let mut $field = None;)*
             while let Some(key) = map.next_key::<Key>()? {
                 match key {
@@ -65,10 +78,7 @@ fn fields<'de, A: MapAccess<'de>>(kind: Kind, mut map: A) -> Result<AgentEvent, 
                     }
                 }
             }
-            AgentEvent::$variant {
-                $($field: event!(@take $field $(, $default)?),)*
-            }
-        }};
+        };
         (@take $field:ident) => {
             $field.ok_or_else(|| de::Error::missing_field(stringify!($field)))?
         };
@@ -88,21 +98,25 @@ fn fields<'de, A: MapAccess<'de>>(kind: Kind, mut map: A) -> Result<AgentEvent, 
             reasoning_token = None,
         }),
         Kind::NodeEnd => event!(NodeEnd { node }),
-        Kind::ToolStart => event!(ToolStart {
-            tool,
-            args,
-            id,
-            record,
-        }),
-        Kind::ToolEnd => event!(ToolEnd {
-            tool,
-            id,
-            result,
-            status,
-            duration_ms,
-            record,
-        }),
-        Kind::ApprovalRequired => event!(ApprovalRequired {
+        Kind::ToolStart => event!(
+            box ToolStart {
+                tool,
+                args,
+                id,
+                record,
+            }
+        ),
+        Kind::ToolEnd => event!(
+            box ToolEnd {
+                tool,
+                id,
+                result,
+                status,
+                duration_ms,
+                record,
+            }
+        ),
+        Kind::ApprovalRequired => event!(box ApprovalRequired {
             tool,
             args,
             id,
@@ -112,7 +126,7 @@ fn fields<'de, A: MapAccess<'de>>(kind: Kind, mut map: A) -> Result<AgentEvent, 
             rule = String::new(),
             expires_at = None,
         }),
-        Kind::ApprovalDecided => event!(ApprovalDecided {
+        Kind::ApprovalDecided => event!(box ApprovalDecided {
             id,
             approved,
             reason = None,
@@ -358,8 +372,8 @@ mod tests {
 
     use super::*;
     use crate::{
-        ChatMessage, ChatTurnTraceResult, HandlingState, MessageRole, ToolCallRecord,
-        ToolCallStatus,
+        ApprovalDecided, ApprovalRequired, ChatMessage, ChatTurnTraceResult, HandlingState,
+        MessageRole, ToolCallRecord, ToolCallStatus, ToolEnd, ToolStart,
     };
 
     fn record() -> ToolCallRecord {
@@ -392,21 +406,21 @@ mod tests {
             AgentEvent::NodeEnd {
                 node: "agent".into(),
             },
-            AgentEvent::ToolStart {
+            AgentEvent::ToolStart(Box::new(ToolStart {
                 tool: "order_query".into(),
                 args: json!({"order_id": "ORD-123"}),
                 id: "call_1".into(),
                 record: record(),
-            },
-            AgentEvent::ToolEnd {
+            })),
+            AgentEvent::ToolEnd(Box::new(ToolEnd {
                 tool: "order_query".into(),
                 id: "call_1".into(),
                 result: json!({"status": "shipped"}),
                 status: ToolCallStatus::Ok,
                 duration_ms: 4,
                 record: record(),
-            },
-            AgentEvent::ApprovalRequired {
+            })),
+            AgentEvent::ApprovalRequired(Box::new(ApprovalRequired {
                 tool: "create_ticket".into(),
                 args: json!({"category": "refund"}),
                 id: "call_2".into(),
@@ -415,13 +429,13 @@ mod tests {
                 reason: "refunds need a supervisor".into(),
                 rule: "refunds".into(),
                 expires_at: Some(crate::Timestamp::default()),
-            },
-            AgentEvent::ApprovalDecided {
+            })),
+            AgentEvent::ApprovalDecided(Box::new(ApprovalDecided {
                 id: "call_2".into(),
                 approved: false,
                 reason: Some("no".into()),
                 decided_by: Some("sam".into()),
-            },
+            })),
             AgentEvent::Final {
                 trace: Box::new(ChatTurnTraceResult {
                     graph_execution_id: "g1".into(),
@@ -435,14 +449,14 @@ mod tests {
                 message: "the model failed".into(),
             },
             AgentEvent::Message {
-                message: ChatMessage {
+                message: Box::new(ChatMessage {
                     id: 7,
                     role: MessageRole::Agent,
                     content: "Hello".into(),
                     graph_execution_id: None,
                     created_at: crate::Timestamp::default(),
                     author: Some("sam".into()),
-                },
+                }),
             },
             AgentEvent::Handling {
                 handling: HandlingState::Human,
@@ -513,12 +527,12 @@ mod tests {
                 .unwrap();
         assert_eq!(
             decided,
-            AgentEvent::ApprovalDecided {
+            AgentEvent::ApprovalDecided(Box::new(ApprovalDecided {
                 id: "c".into(),
                 approved: true,
                 reason: None,
                 decided_by: None
-            }
+            }))
         );
     }
 

@@ -50,12 +50,9 @@ pub fn PendingNotice() -> impl IntoView {
             notify.set(stored_choice() && permission_granted());
             sound.set(super::chime::stored());
             let on_event = move |event: AgentEvent| {
-                if let AgentEvent::ApprovalRequired {
-                    tool, session_id, ..
-                } = &event
-                {
+                if let AgentEvent::ApprovalRequired(required) = &event {
                     if notify.get_untracked() {
-                        desktop_notice(tool, session_id);
+                        desktop_notice(&required.tool, &required.session_id);
                     }
                     if sound.get_untracked() {
                         super::chime::play();

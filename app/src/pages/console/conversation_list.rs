@@ -192,7 +192,9 @@ fn move_focus(ev: web_sys::KeyboardEvent) {
     let li = match ev.key().as_str() {
         "ArrowDown" => link.next_element_sibling(),
         "ArrowUp" => link.previous_element_sibling(),
-        "Home" => link.parent_element().and_then(|ul| ul.first_element_child()),
+        "Home" => link
+            .parent_element()
+            .and_then(|ul| ul.first_element_child()),
         "End" => link.parent_element().and_then(|ul| ul.last_element_child()),
         _ => return,
     };

@@ -313,20 +313,25 @@ impl ConversationState {
                 }
                 Effects::default()
             }
-            AgentEvent::ToolStart { record, .. } | AgentEvent::ToolEnd { record, .. } => {
-                self.live_mut().upsert(record);
+            AgentEvent::ToolStart(start) => {
+                self.live_mut().upsert(start.record);
                 Effects::default()
             }
-            AgentEvent::ApprovalRequired {
-                tool,
-                args,
-                id,
-                session_id,
-                reason,
-                rule,
-                expires_at,
-                ..
-            } => {
+            AgentEvent::ToolEnd(end) => {
+                self.live_mut().upsert(end.record);
+                Effects::default()
+            }
+            AgentEvent::ApprovalRequired(required) => {
+                let aics_types::ApprovalRequired {
+                    tool,
+                    args,
+                    id,
+                    session_id,
+                    reason,
+                    rule,
+                    expires_at,
+                    ..
+                } = *required;
                 if session_id != self.session_id {
                     return Effects::default();
                 }
@@ -358,9 +363,10 @@ impl ConversationState {
                 }
                 Effects::refresh()
             }
-            AgentEvent::ApprovalDecided { id, approved, .. } => {
+            AgentEvent::ApprovalDecided(decided) => {
+                let id = decided.id;
                 self.mark_decided(&id);
-                if !approved {
+                if !decided.approved {
                     let stored = self.turns.iter_mut().flat_map(|t| t.tool_calls.iter_mut());
                     let live = self.live.iter_mut().flat_map(|l| l.calls.iter_mut());
                     for call in stored.chain(live).filter(|c| c.id == id) {
@@ -373,7 +379,7 @@ impl ConversationState {
                 // A reply comes as text: reload for its HTML.
                 let reload = crate::components::markdown::is_markdown(message.role)
                     && self.html_of(message.id).is_none();
-                self.add_message(message);
+                self.add_message(*message);
                 Effects {
                     reload,
                     ..Effects::refresh()

@@ -131,28 +131,28 @@ fn token(text: &str) -> AgentEvent {
 }
 
 fn tool_start(record: ToolCallRecord) -> AgentEvent {
-    AgentEvent::ToolStart {
+    AgentEvent::ToolStart(Box::new(aics_types::ToolStart {
         tool: record.name.clone(),
         args: record.input.clone(),
         id: record.id.clone(),
         record,
-    }
+    }))
 }
 
 fn tool_end(record: ToolCallRecord) -> AgentEvent {
-    AgentEvent::ToolEnd {
+    AgentEvent::ToolEnd(Box::new(aics_types::ToolEnd {
         tool: record.name.clone(),
         id: record.id.clone(),
         result: record.output.clone(),
         status: record.status,
         duration_ms: record.duration_ms.unwrap_or_default(),
         record,
-    }
+    }))
 }
 
 fn approval_required(id: &str) -> AgentEvent {
     let p = pending(id);
-    AgentEvent::ApprovalRequired {
+    AgentEvent::ApprovalRequired(Box::new(aics_types::ApprovalRequired {
         tool: p.tool,
         args: p.args,
         id: p.id,
@@ -161,16 +161,16 @@ fn approval_required(id: &str) -> AgentEvent {
         reason: p.reason,
         rule: p.rule,
         expires_at: p.expires_at,
-    }
+    }))
 }
 
 fn decided(id: &str, approved: bool) -> AgentEvent {
-    AgentEvent::ApprovalDecided {
+    AgentEvent::ApprovalDecided(Box::new(aics_types::ApprovalDecided {
         id: id.into(),
         approved,
         reason: (!approved).then(|| "already open".into()),
         decided_by: Some("supervisor".into()),
-    }
+    }))
 }
 
 fn final_event(trace: ChatTurnTraceResult) -> AgentEvent {
@@ -700,7 +700,7 @@ fn a_message_while_a_person_holds_the_conversation_starts_no_turn() {
     // The stream's copy arrives first, then the answer: one line.
     let _ = s.apply(
         AgentEvent::Message {
-            message: stored(7, MessageRole::Customer, "Hello?", None),
+            message: Box::new(stored(7, MessageRole::Customer, "Hello?", None)),
         },
         at(1),
     );
@@ -717,11 +717,16 @@ fn a_message_while_a_person_holds_the_conversation_starts_no_turn() {
     let reply = stored(8, MessageRole::Agent, "Alice here", None);
     let _ = s.apply(
         AgentEvent::Message {
-            message: reply.clone(),
+            message: Box::new(reply.clone()),
         },
         at(2),
     );
-    let _ = s.apply(AgentEvent::Message { message: reply }, at(2));
+    let _ = s.apply(
+        AgentEvent::Message {
+            message: Box::new(reply),
+        },
+        at(2),
+    );
     assert_eq!(s.messages.len(), 2);
 }
 
@@ -729,7 +734,7 @@ fn a_message_while_a_person_holds_the_conversation_starts_no_turn() {
 fn a_reply_without_html_asks_for_a_reload_and_one_with_html_does_not() {
     let mut s = ConversationState::new(detail(Vec::new(), Vec::new()));
     let agent = |id| AgentEvent::Message {
-        message: stored(id, MessageRole::Agent, "**Alice** here", None),
+        message: Box::new(stored(id, MessageRole::Agent, "**Alice** here", None)),
     };
     assert!(s.apply(agent(7), at(1)).reload, "no HTML yet: reload");
     assert_eq!(s.html_of(7), None);
@@ -740,7 +745,7 @@ fn a_reply_without_html_asks_for_a_reload_and_one_with_html_does_not() {
     assert!(!s.apply(agent(8), at(2)).reload, "HTML known: no reload");
     assert_eq!(s.html_of(8).as_deref(), Some("<p><strong>Bob</strong></p>"));
     let note = AgentEvent::Message {
-        message: stored(9, MessageRole::Note, "**text**", None),
+        message: Box::new(stored(9, MessageRole::Note, "**text**", None)),
     };
     assert!(!s.apply(note, at(3)).reload, "notes are text");
 }
