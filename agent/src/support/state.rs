@@ -56,9 +56,9 @@ pub struct SupportState {
     pub current_step: u32,
     /// The tool-loop limit (`max-tool-loops`).
     pub max_steps: u32,
+    /// The turn's tool calls, in order (the result the model saw for each
+    /// is its tool message in `messages`: [`SupportState::tool_result`]).
     pub tool_call_history: Vec<ToolCallSig>,
-    /// The result text the model saw for each entry of `tool_call_history`.
-    pub tool_result_history: Vec<String>,
     pub stop: bool,
     pub stop_reason: Option<StopReason>,
     pub intent: Option<Intent>,
@@ -97,7 +97,6 @@ impl Default for SupportState {
             current_step: 0,
             max_steps: 5,
             tool_call_history: Vec::new(),
-            tool_result_history: Vec::new(),
             stop: false,
             stop_reason: None,
             intent: None,
@@ -123,6 +122,19 @@ impl aics_graph::State for SupportState {
 }
 
 impl SupportState {
+    /// The result text the model saw for tool call `call_id` (its tool
+    /// message; call ids are ours and unique).
+    pub fn tool_result(&self, call_id: &str) -> Option<&str> {
+        self.messages.iter().rev().find_map(|m| match m {
+            Message::Tool {
+                tool_call_id,
+                content,
+                ..
+            } if tool_call_id == call_id => Some(content.as_str()),
+            _ => None,
+        })
+    }
+
     /// The messages of this turn (its user message and what followed).
     pub fn turn_messages(&self) -> &[Message] {
         self.messages.get(self.turn_start..).unwrap_or(&[])

@@ -28,13 +28,16 @@ use crate::support::{EngineKind, PlanProtocol, Progress, SupportState};
 /// arguments and got similar results.
 pub fn loop_detected(s: &SupportState, threshold: f64) -> bool {
     let n = s.tool_call_history.len();
-    if n < 2 || s.tool_result_history.len() < n {
+    if n < 2 {
         return false;
     }
     let (a, b) = (&s.tool_call_history[n - 2], &s.tool_call_history[n - 1]);
+    let (Some(a_result), Some(b_result)) = (s.tool_result(&a.id), s.tool_result(&b.id)) else {
+        return false;
+    };
     a.name == b.name
         && similarity(&a.args.to_string(), &b.args.to_string()) >= threshold
-        && similarity(&s.tool_result_history[n - 2], &s.tool_result_history[n - 1]) >= threshold
+        && similarity(a_result, b_result) >= threshold
 }
 
 /// A new id of ours for a tool call: `call_` and 32 hex digits.
@@ -328,29 +331,40 @@ mod tests {
 
     #[test]
     fn loop_detection_needs_same_tool_similar_args_and_similar_results() {
-        let sig = |name: &str, id: &str| ToolCallSig {
-            id: "x".into(),
+        let sig = |name: &str, id: &str, order: &str| ToolCallSig {
+            id: id.into(),
             name: name.into(),
-            args: json!({"order_id": id}),
+            args: json!({"order_id": order}),
         };
+        let result = |id: &str, content: &str| Message::Tool {
+            tool_call_id: id.into(),
+            name: "order_query".into(),
+            content: content.into(),
+        };
+        let delayed = "{\"status\":\"delayed\"}";
         let mut s = SupportState {
-            tool_call_history: vec![sig("order_query", "ORD-1"), sig("order_query", "ORD-1")],
-            tool_result_history: vec![
-                "{\"status\":\"delayed\"}".into(),
-                "{\"status\":\"delayed\"}".into(),
+            tool_call_history: vec![
+                sig("order_query", "c1", "ORD-1"),
+                sig("order_query", "c2", "ORD-1"),
             ],
+            messages: vec![result("c1", delayed), result("c2", delayed)],
             ..SupportState::default()
         };
         assert!(loop_detected(&s, 0.9));
-        s.tool_result_history[1] = "{\"status\":\"delivered\",\"ticket\":\"TCK-1\"}".into();
+        s.messages[1] = result("c2", "{\"status\":\"delivered\",\"ticket\":\"TCK-1\"}");
         assert!(!loop_detected(&s, 0.9), "different results");
-        s.tool_result_history[1] = s.tool_result_history[0].clone();
-        s.tool_call_history[1] = sig("order_query", "ORD-2");
+        s.messages[1] = result("c2", delayed);
+        s.tool_call_history[1] = sig("order_query", "c2", "ORD-2");
         assert!(!loop_detected(&s, 0.9), "different arguments");
-        s.tool_call_history[1] = sig("logistics_track", "ORD-1");
+        s.tool_call_history[1] = sig("logistics_track", "c2", "ORD-1");
         assert!(!loop_detected(&s, 0.9), "different tool");
+        s.tool_call_history[1] = sig("order_query", "c2", "ORD-1");
+        s.messages.truncate(1);
+        assert!(
+            !loop_detected(&s, 0.9),
+            "a call without its result is no loop"
+        );
         s.tool_call_history.truncate(1);
-        s.tool_result_history.truncate(1);
         assert!(!loop_detected(&s, 0.9), "one call is no loop");
     }
 }

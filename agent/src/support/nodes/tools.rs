@@ -165,7 +165,6 @@ impl Node<SupportState> for Tools {
                 name: call.name.clone(),
                 args: input.clone(),
             });
-            s.tool_result_history.push(content.clone());
             s.messages.push(Message::Tool {
                 tool_call_id: call.id.clone(),
                 name: call.name.clone(),
