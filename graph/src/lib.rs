@@ -93,6 +93,15 @@ pub use observer::{NoObserver, Observer};
 pub use run::{Graph, RunOutcome, RunStatus, Snapshot};
 pub use state::State;
 
+/// A new checkpoint or thread id: a UUID that sorts by time (v7, as
+/// LangGraph's checkpoint ids do). The rows a store keys by these ids (a
+/// run's checkpoints, its run and turn rows) then go to the last pages of
+/// their indexes, shared by the turns that run together, instead of a
+/// random page each.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
 /// The virtual node every run starts from.
 pub const START: &str = "__start__";
 /// The virtual node that ends a run.

@@ -116,7 +116,7 @@ impl<S: State> Graph<S> {
         let first = self.next_after(START, &state)?;
         let input = Checkpoint {
             thread_id: thread_id.to_owned(),
-            checkpoint_id: new_checkpoint_id(),
+            checkpoint_id: crate::new_id(),
             parent_id: None,
             step: 0,
             node: START.to_owned(),
@@ -229,7 +229,7 @@ impl<S: State> Graph<S> {
         patch(&mut source.state);
         let fork = Checkpoint {
             thread_id: new_thread_id.to_owned(),
-            checkpoint_id: new_checkpoint_id(),
+            checkpoint_id: crate::new_id(),
             parent_id: Some(source.checkpoint_id),
             step: source.step,
             node: source.node,
@@ -340,7 +340,7 @@ impl<S: State> Graph<S> {
             };
             let checkpoint = Checkpoint {
                 thread_id: thread_id.to_owned(),
-                checkpoint_id: new_checkpoint_id(),
+                checkpoint_id: crate::new_id(),
                 parent_id: cursor.parent_id.take(),
                 step: cursor.step,
                 node: cursor.node.clone(),
@@ -389,10 +389,6 @@ impl<S: State> Graph<S> {
             .node_finished(ctx.thread_id, ctx.node, ctx.step);
         Ok(next)
     }
-}
-
-fn new_checkpoint_id() -> String {
-    uuid::Uuid::new_v4().to_string()
 }
 
 fn encode<S: State>(thread_id: &str, state: &S) -> Result<StateJson, GraphError> {

@@ -940,3 +940,12 @@ async fn exit_a_resumed_run_killed_mid_way_goes_back_to_its_pause() {
         "the step after the pause ran twice"
     );
 }
+
+#[test]
+fn new_ids_sort_in_the_order_they_were_made() {
+    let ids: Vec<String> = (0..1000).map(|_| crate::new_id()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted);
+    assert!(ids.iter().all(|id| id.len() == 36 && &id[14..15] == "7"));
+}

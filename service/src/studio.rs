@@ -157,7 +157,7 @@ impl Console {
             .state
             .decode()
             .map_err(|e| ServiceError::Internal(format!("checkpoint state: {e}")))?;
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = aics_graph::new_id();
         state.graph_execution_id = id.clone();
         if let Some(text) = &message {
             let Some(last) = state.messages.iter_mut().rev().find_map(|m| match m {
@@ -186,7 +186,7 @@ impl Console {
         state.model = provider.model.name();
         let seed = Checkpoint {
             thread_id: id.clone(),
-            checkpoint_id: uuid::Uuid::new_v4().to_string(),
+            checkpoint_id: aics_graph::new_id(),
             parent_id: Some(source.checkpoint_id.clone()),
             step: source.step,
             node: source.node.clone(),

@@ -230,7 +230,7 @@ impl SupportAgent {
         graph_execution_id: &str,
         checkpoint_id: &str,
     ) -> Result<String, AgentError> {
-        let new_id = uuid::Uuid::new_v4().to_string();
+        let new_id = aics_graph::new_id();
         self.graph
             .fork(
                 self.checkpointer.as_ref(),

@@ -44,8 +44,9 @@ impl Console {
         check_session_id(session_id)?;
         aics_types::validate_message(message).map_err(ServiceError::Invalid)?;
         let db = &self.inner.db;
-        // The service names the run; the engine uses it as its thread id.
-        let graph_execution_id = uuid::Uuid::new_v4().to_string();
+        // The service names the run (time-ordered, aics_graph::new_id); the
+        // engine uses it as its thread id.
+        let graph_execution_id = aics_graph::new_id();
         // The run, the conversation, the message and the event epoch in
         // one transaction: a turn never holds a conversation without its
         // message, and nothing of it exists if any of that failed.
