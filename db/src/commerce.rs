@@ -7,7 +7,7 @@ use aics_types::{
     ArticleHit, Customer, LogisticsEvent, Order, OrderDetail, OrderItem, Ticket, Timestamp,
 };
 
-use crate::direct::{prepare, read_ts};
+use crate::direct::{all, first, read_ts};
 use crate::{now, search, Database, DbError};
 
 // Rows as sqlx reads them, mapped to the shared types (which never derive
@@ -211,12 +211,17 @@ struct ArticleRow {
     body: String,
 }
 
-const ORDER_COLUMNS: &str = "id, customer_id, status, total_cents, currency, carrier, \
-     tracking_number, shipping_address, placed_at, promised_by, delivered_at, anomaly";
+/// An order's columns, in the order [`OrderRow::direct`] reads them (a
+/// literal, so that the statements below are written from it once).
+macro_rules! order_columns {
+    () => {
+        "id, customer_id, status, total_cents, currency, carrier, \
+         tracking_number, shipping_address, placed_at, promised_by, delivered_at, anomaly"
+    };
+}
+const ORDER_COLUMNS: &str = order_columns!();
 
-const ORDER_BY_ID: &str = "SELECT id, customer_id, status, total_cents, currency, carrier, \
-     tracking_number, shipping_address, placed_at, promised_by, delivered_at, anomaly \
-     FROM orders WHERE id = $1";
+const ORDER_BY_ID: &str = concat!("SELECT ", order_columns!(), " FROM orders WHERE id = $1");
 const CUSTOMER_BY_ID: &str = "SELECT id, name, email, lang, tier FROM customers WHERE id = $1";
 const ITEMS_OF_ORDER: &str = "SELECT sku, name, quantity, unit_price_cents FROM order_items \
      WHERE order_id = $1 ORDER BY id";
@@ -438,34 +443,22 @@ fn order_detail_direct(
     tx: &rusqlite::Transaction<'_>,
     order_id: &str,
 ) -> Result<Option<OrderDetail>, DbError> {
-    let order = {
-        let mut query = prepare(tx, ORDER_BY_ID)?;
-        let mut rows = query.query([order_id])?;
-        match rows.next()? {
-            Some(row) => OrderRow::direct(row)?,
-            None => return Ok(None),
-        }
+    let Some(order) = first(tx, ORDER_BY_ID, [order_id], OrderRow::direct)? else {
+        return Ok(None);
     };
-    let customer = {
-        let mut query = prepare(tx, CUSTOMER_BY_ID)?;
-        let mut rows = query.query([&order.customer_id])?;
-        let row = rows
-            .next()?
-            .ok_or_else(|| DbError::Corrupt(format!("order {order_id} names no known customer")))?;
-        CustomerRow::direct(row)?
-    };
-    let mut items = Vec::new();
-    let mut query = prepare(tx, ITEMS_OF_ORDER)?;
-    let mut rows = query.query([order_id])?;
-    while let Some(row) = rows.next()? {
-        items.push(OrderItemRow::direct(row)?.into());
-    }
-    let mut events = Vec::new();
-    let mut query = prepare(tx, EVENTS_OF_ORDER)?;
-    let mut rows = query.query([order_id])?;
-    while let Some(row) = rows.next()? {
-        events.push(LogisticsEventRow::direct(row)?.into());
-    }
+    let customer = first(
+        tx,
+        CUSTOMER_BY_ID,
+        [&order.customer_id],
+        CustomerRow::direct,
+    )?
+    .ok_or_else(|| DbError::Corrupt(format!("order {order_id} names no known customer")))?;
+    let items = all(tx, ITEMS_OF_ORDER, [order_id], |row| {
+        OrderItemRow::direct(row).map(Into::into)
+    })?;
+    let events = all(tx, EVENTS_OF_ORDER, [order_id], |row| {
+        LogisticsEventRow::direct(row).map(Into::into)
+    })?;
     Ok(Some(OrderDetail {
         order: order.into(),
         customer: customer.into(),

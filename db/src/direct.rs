@@ -205,6 +205,34 @@ pub(crate) fn prepare<'c>(
     tx.prepare_cached(&numbered(sql))
 }
 
+/// Every row `sql` answers with `params`, each read by `read`.
+pub(crate) fn all<T>(
+    tx: &Transaction<'_>,
+    sql: &str,
+    params: impl rusqlite::Params,
+    mut read: impl FnMut(&rusqlite::Row<'_>) -> Result<T, DbError>,
+) -> Result<Vec<T>, DbError> {
+    let mut query = prepare(tx, sql)?;
+    let mut rows = query.query(params)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(read(row)?);
+    }
+    Ok(out)
+}
+
+/// The first row `sql` answers with `params`, if any, read by `read`.
+pub(crate) fn first<T>(
+    tx: &Transaction<'_>,
+    sql: &str,
+    params: impl rusqlite::Params,
+    read: impl FnOnce(&rusqlite::Row<'_>) -> Result<T, DbError>,
+) -> Result<Option<T>, DbError> {
+    let mut query = prepare(tx, sql)?;
+    let mut rows = query.query(params)?;
+    rows.next()?.map(read).transpose()
+}
+
 /// `sql` with each `$N` placeholder written `?N`.
 fn numbered(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len());

@@ -4,7 +4,7 @@
 use aics_agent::memory::{MemoryError, MemoryStore};
 use async_trait::async_trait;
 
-use crate::direct::prepare;
+use crate::direct::all;
 use crate::{now, Database, DbError};
 
 const RECALL: &str = "SELECT text FROM memories WHERE customer_id = $1 ORDER BY id";
@@ -50,11 +50,7 @@ impl Database {
             Self::Sqlite(sqlite) => {
                 sqlite
                     .direct()?
-                    .read(|tx| {
-                        let mut query = prepare(tx, RECALL)?;
-                        let texts = query.query_map([customer_id], |row| row.get(0))?;
-                        Ok(texts.collect::<Result<Vec<String>, _>>()?)
-                    })
+                    .read(|tx| all(tx, RECALL, [customer_id], |row| Ok(row.get(0)?)))
                     .await
             }
             Self::Postgres(pool) => {

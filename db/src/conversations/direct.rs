@@ -9,7 +9,7 @@ use super::{
     role_name, MessageRow, TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN,
     TOUCH_CONVERSATION,
 };
-use crate::direct::{json, prepare, read_ts, ts};
+use crate::direct::{all, first, json, prepare, read_ts, ts};
 use crate::DbError;
 
 impl TurnColumns<'_> {
@@ -59,12 +59,12 @@ pub(crate) fn recent_messages_direct(
     session_id: &str,
     n: u32,
 ) -> Result<Vec<ChatMessage>, DbError> {
-    let mut query = prepare(tx, RECENT_MESSAGES)?;
-    let mut rows = query.query(rusqlite::params![session_id, n])?;
-    let mut messages = Vec::new();
-    while let Some(row) = rows.next()? {
-        messages.push(ChatMessage::try_from(MessageRow::direct(row)?)?);
-    }
+    let mut messages = all(
+        tx,
+        RECENT_MESSAGES,
+        rusqlite::params![session_id, n],
+        |row| ChatMessage::try_from(MessageRow::direct(row)?),
+    )?;
     messages.reverse();
     Ok(messages)
 }
@@ -79,19 +79,18 @@ pub(crate) fn insert_message_direct(
     graph_execution_id: Option<&str>,
     at: Timestamp,
 ) -> Result<ChatMessage, DbError> {
-    let mut insert = prepare(tx, INSERT_MESSAGE)?;
-    let mut rows = insert.query(rusqlite::params![
+    let params = rusqlite::params![
         session_id,
         role_name(role),
         content,
         graph_execution_id,
         ts(at),
         None::<&str>,
-    ])?;
-    let row = rows
-        .next()?
-        .ok_or_else(|| DbError::Corrupt("an insert returned no row".into()))?;
-    ChatMessage::try_from(MessageRow::direct(row)?)
+    ];
+    first(tx, INSERT_MESSAGE, params, |row| {
+        ChatMessage::try_from(MessageRow::direct(row)?)
+    })?
+    .ok_or_else(|| DbError::Corrupt("an insert returned no row".into()))
 }
 
 /// Appends a message and touches its conversation on SQLite's direct
