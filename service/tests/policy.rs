@@ -76,6 +76,10 @@ fn with_deadline(on_timeout: &str) -> ApprovalsConfig {
     }
 }
 
+/// The final of the resumed turn. A paused turn's own final can still
+/// arrive after the subscription began: on PostgreSQL another instance's
+/// events come through the relay, late when the machine is busy. It is
+/// skipped.
 async fn until_final(rx: &mut EventStream) -> ChatTurnTraceResult {
     loop {
         let event = tokio::time::timeout(Duration::from_secs(20), rx.next())
@@ -84,7 +88,9 @@ async fn until_final(rx: &mut EventStream) -> ChatTurnTraceResult {
             .expect("the event stream ended")
             .event;
         if let AgentEvent::Final { trace } = event {
-            return *trace;
+            if !trace.pending_approval {
+                return *trace;
+            }
         }
     }
 }
