@@ -441,6 +441,7 @@ async fn only_supervisors_and_only_good_input(db: Database) {
 /// sweep ends it `interrupted`, its turns not yet forked as errors, once;
 /// the dead owner's late end changes nothing.
 async fn a_dead_run_is_swept(db: Database) {
+    const LEASE: Duration = Duration::from_millis(1_500);
     let db = ready(db).await;
     let config = ConsoleConfig {
         purge_every: Duration::from_secs(1),
@@ -471,7 +472,10 @@ async fn a_dead_run_is_swept(db: Database) {
             engine: None,
             protocol: None,
             owner: "dead-instance",
-            lease: Duration::ZERO,
+            // Long enough that the builder's own first sweep, which may
+            // still be under way, leaves it alone; it has run out by the
+            // time the second console starts.
+            lease: LEASE,
         })
         .await
         .unwrap();
@@ -496,6 +500,7 @@ async fn a_dead_run_is_swept(db: Database) {
         .await
         .unwrap());
 
+    tokio::time::sleep(LEASE).await;
     let console = Console::new(db.clone(), config).await.unwrap();
     let report = ended(&console, "replay-dead").await;
     assert_eq!(report.run.state, ReplayRunState::Interrupted);
