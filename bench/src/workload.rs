@@ -20,8 +20,8 @@ use aics_agent::model::{
 use aics_agent::tool::{ToolContext, ToolRegistry};
 use aics_agent::tools::{support_tools, BackendError, NewTicket, SupportBackend};
 use aics_graph::{
-    Checkpointer, FnNode, Graph, GraphBuilder, Next, Node, NodeContext, NodeError, Observer, END,
-    START,
+    Checkpointer, Encoded, FnNode, Graph, GraphBuilder, Next, Node, NodeContext, NodeError,
+    Observer, END, START,
 };
 use aics_types::{ArticleHit, Customer, LogisticsEvent, Order, OrderDetail, OrderItem, Ticket};
 use async_trait::async_trait;
@@ -126,11 +126,12 @@ static MEMORY_RE: LazyLock<Regex> = LazyLock::new(|| {
 /// The graph state (the Python `State` TypedDict).
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct State {
-    pub messages: Vec<Message>,
+    /// Each message's JSON is written once ([`Encoded`]).
+    pub messages: Vec<Encoded<Message>>,
     pub current_step: u32,
     pub max_steps: u32,
-    pub tool_call_history: Vec<Value>,
-    pub tool_result_history: Vec<Value>,
+    pub tool_call_history: Vec<Encoded<Value>>,
+    pub tool_result_history: Vec<Encoded<Value>>,
     pub stop: bool,
     pub stop_reason: Option<String>,
     pub memory_triggered: bool,
@@ -285,7 +286,7 @@ impl Node<State> for AgentNode {
         let step = s.current_step + 1;
         // Like `llm.ainvoke(messages)`: the fake is called without bound tools.
         let request = ModelRequest {
-            messages: s.messages.clone(),
+            messages: s.messages.iter().map(|m| Message::clone(m)).collect(),
             ..ModelRequest::default()
         };
         let mut forward = |text: Streamed| {
@@ -303,10 +304,10 @@ impl Node<State> for AgentNode {
         .await
         .map_err(|e| NodeError::with_source("the model failed", e))?;
         let has_calls = !ai.tool_calls.is_empty();
-        s.messages.push(Message::Assistant {
+        s.messages.push(Encoded::new(Message::Assistant {
             content: ai.content,
             tool_calls: ai.tool_calls,
-        });
+        }));
         s.current_step = step;
         if !has_calls {
             s.stop = true;
@@ -324,7 +325,7 @@ struct ToolsNode(ToolRegistry);
 #[async_trait]
 impl Node<State> for ToolsNode {
     async fn run(&self, s: &mut State, ctx: &NodeContext<'_, State>) -> Result<Next, NodeError> {
-        let calls: Vec<ToolCall> = match s.messages.last() {
+        let calls: Vec<ToolCall> = match s.messages.last().map(|m| &**m) {
             Some(Message::Assistant { tool_calls, .. }) => tool_calls.clone(),
             _ => Vec::new(),
         };
@@ -344,21 +345,21 @@ impl Node<State> for ToolsNode {
                 .map_err(|e| NodeError::with_source("a tool failed", e))?;
             let content = out.to_string();
             s.tool_call_history
-                .push(json!({"name": call.name, "args": call.arguments, "id": call.id}));
+                .push(json!({"name": call.name, "args": call.arguments, "id": call.id}).into());
             s.tool_result_history
-                .push(json!({"id": call.id, "name": call.name, "content": content}));
-            s.messages.push(Message::Tool {
+                .push(json!({"id": call.id, "name": call.name, "content": content}).into());
+            s.messages.push(Encoded::new(Message::Tool {
                 tool_call_id: call.id,
                 name: call.name,
                 content,
-            });
+            }));
         }
         Ok(Next::Continue)
     }
 }
 
 fn route_after_agent(s: &State) -> &'static str {
-    let has_calls = matches!(s.messages.last(), Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty());
+    let has_calls = matches!(s.messages.last().map(|m| &**m), Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty());
     if !s.stop && has_calls {
         "tools"
     } else {
@@ -386,7 +387,7 @@ pub fn build_graph(
         .add_node(
             "memory_trigger",
             FnNode::new(|s: &mut State, _| {
-                let user = s.messages.iter().rev().find_map(|m| match m {
+                let user = s.messages.iter().rev().find_map(|m| match &**m {
                     Message::User { content } => Some(content.as_str()),
                     _ => None,
                 });
@@ -399,7 +400,7 @@ pub fn build_graph(
         .add_node(
             "finalize",
             FnNode::new(|s: &mut State, _| {
-                s.final_reply = match s.messages.last() {
+                s.final_reply = match s.messages.last().map(|m| &**m) {
                     Some(Message::Assistant { content, .. }) => content.clone(),
                     _ => String::new(),
                 };
@@ -411,7 +412,7 @@ pub fn build_graph(
                 let llm_calls = s
                     .messages
                     .iter()
-                    .filter(|m| matches!(m, Message::Assistant { .. }))
+                    .filter(|m| matches!(***m, Message::Assistant { .. }))
                     .count();
                 s.metadata = Some(json!({
                     "steps_taken": s.current_step,
@@ -466,7 +467,7 @@ pub async fn run_turn(
 ) -> Result<String, TurnError> {
     let thread_id = uuid::Uuid::new_v4().to_string();
     let state = State {
-        messages: vec![Message::user(USER_MSG)],
+        messages: vec![Message::user(USER_MSG).into()],
         ..State::default()
     };
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();

@@ -78,9 +78,10 @@ impl StateJson {
     /// (a test below holds it to that) but finds the characters to escape
     /// with SIMD: a support turn's state is mostly strings, its tool
     /// results JSON text full of quotes, and escaping them was the largest
-    /// cost of a checkpoint.
+    /// cost of a checkpoint. The [`crate::Encoded`] values in it are
+    /// written as the text they were written as before.
     pub fn encode<S: Serialize + ?Sized>(state: &S) -> Result<Self, serde_json::Error> {
-        sonic_rs::to_string(state)
+        crate::encoded::reusing(|| sonic_rs::to_string(state))
             .map(|text| Self(text.into_boxed_str()))
             .map_err(serde::ser::Error::custom)
     }

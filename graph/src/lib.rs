@@ -76,6 +76,7 @@
 pub mod builder;
 pub mod checkpoint;
 pub mod durability;
+pub mod encoded;
 pub mod error;
 pub mod memory;
 pub mod node;
@@ -86,6 +87,7 @@ pub mod state;
 pub use builder::GraphBuilder;
 pub use checkpoint::{Checkpoint, CheckpointError, Checkpointer, Interrupt, StateJson};
 pub use durability::Durability;
+pub use encoded::Encoded;
 pub use error::GraphError;
 pub use memory::MemoryCheckpointer;
 pub use node::{FnNode, Next, Node, NodeContext, NodeError};
