@@ -160,10 +160,15 @@ impl Console {
         let id = aics_graph::new_id();
         state.graph_execution_id = id.clone();
         if let Some(text) = &message {
-            let Some(last) = state.messages.iter_mut().rev().find_map(|m| match m {
-                Message::User { content } => Some(content),
-                _ => None,
-            }) else {
+            let Some(last) = state
+                .messages
+                .iter_mut()
+                .rev()
+                .find_map(|m| match &mut **m {
+                    Message::User { content } => Some(content),
+                    _ => None,
+                })
+            else {
                 return Err(ServiceError::Invalid(
                     "this checkpoint has no customer message to edit".into(),
                 ));

@@ -232,7 +232,7 @@ impl Evidence {
         let texts = s
             .messages
             .iter()
-            .filter_map(|m| match m {
+            .filter_map(|m| match &**m {
                 Message::User { content } => Some(content.as_str()),
                 _ => None,
             })

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use aics_graph::{
-    Checkpoint, CheckpointError, Checkpointer, Graph, GraphError, Observer, RunOutcome, RunStatus,
+    Checkpoint, CheckpointError, Checkpointer, Encoded, Graph, GraphError, Observer, RunOutcome,
+    RunStatus,
 };
 use aics_types::{ChatTurnTraceResult, StopReason};
 
@@ -151,8 +152,9 @@ impl SupportAgent {
         tracing::Span::current().record("graph_execution_id", graph_execution_id);
         let cfg = &self.shared.config;
         let turn_start = input.history.len();
-        let mut messages = input.history;
-        messages.push(Message::user(input.message.clone()));
+        let mut messages: Vec<Encoded<Message>> =
+            input.history.into_iter().map(Encoded::new).collect();
+        messages.push(Message::user(input.message.clone()).into());
         let state = SupportState {
             session_id: input.session_id,
             customer_id: input.customer_id,

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use aics_graph::Encoded;
 use aics_types::{
     Intent, LlmCallRecord, StopReason, Timestamp, TokenUsage, ToolCallRecord, ToolCallStatus,
 };
@@ -46,8 +47,10 @@ pub struct SupportState {
     pub graph_execution_id: String,
     /// The customer's message of this turn.
     pub user_message: String,
-    /// Earlier turns, then this turn's user message, AI messages and tool results.
-    pub messages: Vec<Message>,
+    /// Earlier turns, then this turn's user message, AI messages and tool
+    /// results. Each is written to JSON once per run, not at every
+    /// checkpoint ([`Encoded`]), as are the records below.
+    pub messages: Vec<Encoded<Message>>,
     /// Index in `messages` of this turn's user message.
     pub turn_start: usize,
     pub engine: EngineKind,
@@ -70,9 +73,9 @@ pub struct SupportState {
     /// Every LLM call of the turn, as sent and answered (the trace's
     /// `llmCallRecords`).
     #[serde(default)]
-    pub llm_call_records: Vec<LlmCallRecord>,
+    pub llm_call_records: Vec<Encoded<LlmCallRecord>>,
     /// The timeline of the turn's tool calls, keyed by tool-call id.
-    pub tool_records: Vec<ToolCallRecord>,
+    pub tool_records: Vec<Encoded<ToolCallRecord>>,
     /// Supervisor decisions received, by tool-call id.
     pub decisions: BTreeMap<String, Decision>,
     pub final_reply: String,
@@ -125,7 +128,7 @@ impl SupportState {
     /// The result text the model saw for tool call `call_id` (its tool
     /// message; call ids are ours and unique).
     pub fn tool_result(&self, call_id: &str) -> Option<&str> {
-        self.messages.iter().rev().find_map(|m| match m {
+        self.messages.iter().rev().find_map(|m| match &**m {
             Message::Tool {
                 tool_call_id,
                 content,
@@ -136,13 +139,13 @@ impl SupportState {
     }
 
     /// The messages of this turn (its user message and what followed).
-    pub fn turn_messages(&self) -> &[Message] {
+    pub fn turn_messages(&self) -> &[Encoded<Message>] {
         self.messages.get(self.turn_start..).unwrap_or(&[])
     }
 
     /// The tool calls of the last message, when it is an AI message with calls.
     pub fn pending_calls(&self) -> &[ToolCall] {
-        match self.messages.last() {
+        match self.messages.last().map(|m| &**m) {
             Some(Message::Assistant { tool_calls, .. }) => tool_calls,
             _ => &[],
         }
@@ -156,8 +159,8 @@ impl SupportState {
     /// Inserts or replaces the timeline entry of a call.
     pub fn upsert_record(&mut self, record: ToolCallRecord) {
         match self.tool_records.iter_mut().find(|r| r.id == record.id) {
-            Some(existing) => *existing = record,
-            None => self.tool_records.push(record),
+            Some(existing) => *existing = record.into(),
+            None => self.tool_records.push(record.into()),
         }
     }
 
@@ -165,6 +168,7 @@ impl SupportState {
     pub fn finished_records(&self) -> impl Iterator<Item = &ToolCallRecord> {
         self.tool_records
             .iter()
+            .map(|r| &**r)
             .filter(|r| !matches!(r.status, ToolCallStatus::Pending | ToolCallStatus::Running))
     }
 }

@@ -70,7 +70,7 @@ pub fn build_trace(s: &SupportState, path: &[String], status: &RunStatus) -> Cha
             s.final_reply.clone()
         },
         intent: s.intent.unwrap_or(Intent::Consult),
-        tool_calls: s.tool_records.clone(),
+        tool_calls: s.tool_records.iter().map(|r| (**r).clone()).collect(),
         executed_nodes: path.to_vec(),
         duration_ms: s.elapsed_ms,
         llm_calls: s.llm_calls,
@@ -87,7 +87,7 @@ pub fn build_trace(s: &SupportState, path: &[String], status: &RunStatus) -> Cha
         cost_usd: None,
         error: s.error.clone(),
         started_at: s.started_at,
-        llm_call_records: s.llm_call_records.clone(),
+        llm_call_records: s.llm_call_records.iter().map(|r| (**r).clone()).collect(),
     }
 }
 

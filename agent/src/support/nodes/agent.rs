@@ -122,7 +122,7 @@ impl Agent {
             }
             Err(e) => record.error = Some(e.user_message()),
         }
-        s.llm_call_records.push(record);
+        s.llm_call_records.push(record.into());
         result
     }
 
@@ -143,7 +143,7 @@ impl Agent {
         let mut seen: HashSet<String> = s
             .messages
             .iter()
-            .filter_map(|m| match m {
+            .filter_map(|m| match &**m {
                 Message::Assistant { tool_calls, .. } => Some(tool_calls),
                 _ => None,
             })
@@ -168,7 +168,7 @@ impl Agent {
         let cfg = &self.0.config;
         let mut messages = Vec::with_capacity(s.messages.len() + 1);
         messages.push(Message::system(system_prompt(&cfg.persona, &s.memories)));
-        messages.extend(s.messages.iter().cloned());
+        messages.extend(s.messages.iter().map(|m| Message::clone(m)));
         let request = ModelRequest {
             messages,
             tools: if limit {
@@ -197,10 +197,13 @@ impl Agent {
             s.stop = true;
             s.stop_reason = Some(self.stop_reason_for_answer(s, limit));
         }
-        s.messages.push(Message::Assistant {
-            content: response.content,
-            tool_calls: calls,
-        });
+        s.messages.push(
+            Message::Assistant {
+                content: response.content,
+                tool_calls: calls,
+            }
+            .into(),
+        );
         Ok(())
     }
 
@@ -209,12 +212,12 @@ impl Agent {
     fn plain_conversation(s: &SupportState) -> Vec<Message> {
         s.messages
             .iter()
-            .filter(|m| match m {
+            .filter(|m| match &***m {
                 Message::Assistant { tool_calls, .. } => tool_calls.is_empty(),
                 Message::Tool { .. } | Message::System { .. } => false,
                 Message::User { .. } => true,
             })
-            .cloned()
+            .map(|m| Message::clone(m))
             .collect()
     }
 
@@ -249,10 +252,13 @@ impl Agent {
                     let mut calls = vec![ToolCall::new(tool, plan_arguments(input, spec))];
                     Self::assign_ids(s, &mut calls);
                     Self::note_calls(s, &calls);
-                    s.messages.push(Message::Assistant {
-                        content: String::new(),
-                        tool_calls: calls,
-                    });
+                    s.messages.push(
+                        Message::Assistant {
+                            content: String::new(),
+                            tool_calls: calls,
+                        }
+                        .into(),
+                    );
                     return Ok(());
                 }
                 Some(Plan::Respond) => {}
@@ -277,7 +283,7 @@ impl Agent {
             .await?;
         s.stop = true;
         s.stop_reason = Some(self.stop_reason_for_answer(s, limit));
-        s.messages.push(Message::assistant(response.content));
+        s.messages.push(Message::assistant(response.content).into());
         Ok(())
     }
 }
@@ -347,13 +353,13 @@ mod tests {
                 sig("order_query", "c1", "ORD-1"),
                 sig("order_query", "c2", "ORD-1"),
             ],
-            messages: vec![result("c1", delayed), result("c2", delayed)],
+            messages: vec![result("c1", delayed).into(), result("c2", delayed).into()],
             ..SupportState::default()
         };
         assert!(loop_detected(&s, 0.9));
-        s.messages[1] = result("c2", "{\"status\":\"delivered\",\"ticket\":\"TCK-1\"}");
+        s.messages[1] = result("c2", "{\"status\":\"delivered\",\"ticket\":\"TCK-1\"}").into();
         assert!(!loop_detected(&s, 0.9), "different results");
-        s.messages[1] = result("c2", delayed);
+        s.messages[1] = result("c2", delayed).into();
         s.tool_call_history[1] = sig("order_query", "c2", "ORD-2");
         assert!(!loop_detected(&s, 0.9), "different arguments");
         s.tool_call_history[1] = sig("logistics_track", "c2", "ORD-1");

@@ -20,7 +20,7 @@ impl Node<SupportState> for Finalize {
         s: &mut SupportState,
         ctx: &NodeContext<'_, SupportState>,
     ) -> Result<Next, NodeError> {
-        let reply = match s.turn_messages().last() {
+        let reply = match s.turn_messages().last().map(|m| &**m) {
             Some(Message::Assistant {
                 content,
                 tool_calls,
@@ -49,7 +49,10 @@ mod tests {
     #[tokio::test]
     async fn the_reply_is_the_last_answer_trimmed() {
         let mut s = SupportState {
-            messages: vec![Message::user("x"), Message::assistant("  The answer. ")],
+            messages: vec![
+                Message::user("x").into(),
+                Message::assistant("  The answer. ").into(),
+            ],
             ..SupportState::default()
         };
         let next = Finalize.run(&mut s, &ctx(None)).await.unwrap();
@@ -62,7 +65,7 @@ mod tests {
     async fn an_empty_answer_gets_the_explanation_of_its_stop_reason() {
         let mut s = SupportState {
             user_message: "你好".into(),
-            messages: vec![Message::user("你好")],
+            messages: vec![Message::user("你好").into()],
             stop_reason: Some(StopReason::LoopDetected),
             ..SupportState::default()
         };

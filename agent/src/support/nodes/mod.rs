@@ -77,11 +77,12 @@ pub(crate) mod test_support {
     pub(crate) fn with_calls(calls: Vec<ToolCall>) -> SupportState {
         SupportState {
             messages: vec![
-                Message::user("hi"),
+                Message::user("hi").into(),
                 Message::Assistant {
                     content: String::new(),
                     tool_calls: calls,
-                },
+                }
+                .into(),
             ],
             ..SupportState::default()
         }

@@ -165,19 +165,25 @@ impl Node<SupportState> for Tools {
                 name: call.name.clone(),
                 args: input.clone(),
             });
-            s.messages.push(Message::Tool {
-                tool_call_id: call.id.clone(),
-                name: call.name.clone(),
-                content,
-            });
+            s.messages.push(
+                Message::Tool {
+                    tool_call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    content,
+                }
+                .into(),
+            );
             // The conversation shows the arguments that actually ran.
             if input != call.arguments {
-                for m in s.messages.iter_mut().rev() {
-                    if let Message::Assistant { tool_calls, .. } = m {
-                        if let Some(c) = tool_calls.iter_mut().find(|c| c.id == call.id) {
-                            c.arguments = input.clone();
-                            break;
-                        }
+                // Only the message changed is written anew (`&mut` on an
+                // `Encoded` forgets its JSON).
+                let asked = s.messages.iter_mut().rev().find(|m| {
+                    matches!(&***m, Message::Assistant { tool_calls, .. }
+                        if tool_calls.iter().any(|c| c.id == call.id))
+                });
+                if let Some(Message::Assistant { tool_calls, .. }) = asked.map(|m| &mut **m) {
+                    if let Some(c) = tool_calls.iter_mut().find(|c| c.id == call.id) {
+                        c.arguments = input.clone();
                     }
                 }
             }
@@ -245,7 +251,7 @@ mod tests {
         node.run(&mut s, &ctx(None)).await.unwrap();
         assert_eq!(backend.tickets_created(), 0);
         assert_eq!(s.tool_records[0].status, ToolCallStatus::Denied);
-        let Some(Message::Tool { content, .. }) = s.messages.last() else {
+        let Some(Message::Tool { content, .. }) = s.messages.last().map(|m| &**m) else {
             panic!("no tool result")
         };
         assert!(content.starts_with("not allowed:"), "{content}");
