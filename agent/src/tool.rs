@@ -16,6 +16,17 @@ use serde_json::Value;
 
 use crate::model::ToolSpec;
 
+/// The text of a tool's result as the model reads it: a string as it is,
+/// anything else as JSON, written straight into its buffer (`Value`'s
+/// `Display` writes the same text through `fmt`, a piece at a time).
+pub fn result_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        // A `Value` always serialises.
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
 /// Who and what a tool call is for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolContext {

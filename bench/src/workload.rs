@@ -343,7 +343,7 @@ impl Node<State> for ToolsNode {
                 .call(&tctx, call.arguments.clone())
                 .await
                 .map_err(|e| NodeError::with_source("a tool failed", e))?;
-            let content = out.to_string();
+            let content = aics_agent::tool::result_text(&out);
             s.tool_call_history
                 .push(json!({"name": call.name, "args": call.arguments, "id": call.id}).into());
             s.tool_result_history

@@ -35,13 +35,7 @@ pub const APPROVAL: &str = "approval";
 pub const TOOLS: &str = "tools";
 pub const FINALIZE: &str = "finalize";
 
-/// The text of a JSON value as the model reads it (strings unquoted).
-pub(crate) fn value_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+pub(crate) use crate::tool::result_text as value_text;
 
 /// A timeline entry for a call, stamped now.
 pub(crate) fn record(
