@@ -56,10 +56,6 @@ impl<T> Encoded<T> {
             json: OnceLock::new(),
         }
     }
-
-    pub fn into_inner(self) -> T {
-        self.value
-    }
 }
 
 impl<T> From<T> for Encoded<T> {
@@ -102,12 +98,6 @@ impl<T: PartialEq> PartialEq for Encoded<T> {
 impl<T: std::fmt::Debug> std::fmt::Debug for Encoded<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.value.fmt(f)
-    }
-}
-
-impl<T: Default> Default for Encoded<T> {
-    fn default() -> Self {
-        Self::new(T::default())
     }
 }
 

@@ -35,8 +35,6 @@ pub const APPROVAL: &str = "approval";
 pub const TOOLS: &str = "tools";
 pub const FINALIZE: &str = "finalize";
 
-pub(crate) use crate::tool::result_text as value_text;
-
 /// A timeline entry for a call, stamped now.
 pub(crate) fn record(
     call: &ToolCall,

@@ -12,7 +12,7 @@ use aics_types::{ToolCallRecord, ToolCallStatus};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::{record, value_text};
+use super::record;
 use crate::model::{Message, ToolCall};
 use crate::policy::{Hold, Verdict};
 use crate::support::agent::Shared;
@@ -20,6 +20,7 @@ use crate::support::graph::verdict;
 use crate::support::replies::denied_text;
 use crate::support::state::ToolCallSig;
 use crate::support::{Decision, Progress, SupportState};
+use crate::tool::result_text;
 use crate::tool::{ToolContext, ToolError};
 
 /// Executes the step's tool calls.
@@ -88,7 +89,7 @@ impl Tools {
             None => Err(ToolError::UnknownTool(call.name.clone())),
             Some(_) if !args.is_object() => Err(ToolError::InvalidArguments(format!(
                 "expected a JSON object, got {}",
-                value_text(&args).chars().take(200).collect::<String>()
+                result_text(&args).chars().take(200).collect::<String>()
             ))),
             Some(tool) => {
                 let ctx = ToolContext {
@@ -158,7 +159,7 @@ impl Node<SupportState> for Tools {
         .await;
         for (call, rec) in calls.iter().zip(outcomes) {
             let input = rec.input.clone();
-            let content = value_text(&rec.output);
+            let content = result_text(&rec.output);
             s.upsert_record(rec);
             s.tool_call_history.push(ToolCallSig {
                 id: call.id.clone(),
