@@ -34,13 +34,13 @@ async fn turn(saver: &SqlCheckpointer) -> Result<(), Box<dyn std::error::Error>>
         messages.push(json!({"role": "node", "content": format!("output of {node}"), "order": {"order_id": "ORD-123", "status": "delayed"}}));
         let id = format!("{thread}-{step}");
         let cp = Checkpoint {
-            thread_id: thread.clone(),
+            thread_id: thread.as_str().into(),
             checkpoint_id: id.clone(),
             parent_id: parent.replace(id),
             step: u32::try_from(step)?,
-            node: (*node).to_owned(),
-            next: NODES.get(step + 1).map(|n| (*n).to_owned()),
-            path: NODES[..=step].iter().map(|n| (*n).to_owned()).collect(),
+            node: (*node).into(),
+            next: NODES.get(step + 1).map(|n| (*n).into()),
+            path: NODES[..=step].iter().map(|n| (*n).into()).collect(),
             state: (&json!({"messages": messages, "current_step": step, "max_steps": 5, "stop": false}))
                 .into(),
             pending_interrupts: Vec::new(),

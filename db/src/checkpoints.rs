@@ -2,7 +2,7 @@
 //! [`SqlCheckpointer`], the engine's [`Checkpointer`] on this database,
 //! writing through the group-commit writer ([`crate::group_commit`]).
 
-use aics_graph::{Checkpoint, CheckpointError, Checkpointer, Interrupt, StateJson};
+use aics_graph::{Checkpoint, CheckpointError, Checkpointer, Interrupt, Name, StateJson};
 use aics_types::{CheckpointView, Timestamp};
 use async_trait::async_trait;
 use serde_json::value::RawValue;
@@ -31,12 +31,12 @@ impl TryFrom<CheckpointRow> for Checkpoint {
         Ok(Checkpoint {
             step: u32::try_from(r.step)
                 .map_err(|_| DbError::Corrupt(format!("checkpoint step {}", r.step)))?,
-            thread_id: r.thread_id,
+            thread_id: r.thread_id.into(),
             checkpoint_id: r.checkpoint_id,
             parent_id: r.parent_id,
-            node: r.node,
-            next: r.next_node,
-            path: r.path.0,
+            node: r.node.into(),
+            next: r.next_node.map(Name::from),
+            path: r.path.0.into_iter().map(Name::from).collect(),
             state: StateJson::from(r.state.0),
             pending_interrupts: r.pending_interrupts.0,
             created_at: r.created_at,
@@ -119,9 +119,9 @@ impl Database {
             .map(|c| CheckpointView {
                 checkpoint_id: c.checkpoint_id,
                 parent_id: c.parent_id,
-                thread_id: c.thread_id,
+                thread_id: c.thread_id.into(),
                 step: c.step,
-                node: c.node,
+                node: c.node.into(),
                 state: c.state.to_value(),
                 pending_interrupts: c.pending_interrupts.into_iter().map(|i| i.id).collect(),
                 created_at: c.created_at,

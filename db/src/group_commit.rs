@@ -270,12 +270,12 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
                     // The state is stored as the text the engine made.
                     for (cp, [path, interrupts, at]) in rows.iter().zip(&encoded) {
                         insert.execute(rusqlite::params![
-                            cp.thread_id,
+                            cp.thread_id.as_str(),
                             cp.checkpoint_id,
                             cp.parent_id,
                             cp.step,
-                            cp.node,
-                            cp.next,
+                            cp.node.as_str(),
+                            cp.next.as_deref(),
                             path,
                             cp.state.get(),
                             interrupts,
@@ -294,12 +294,12 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
             for chunk in rows.chunks(ROWS_PER_STATEMENT) {
                 let mut query = sqlx::QueryBuilder::<sqlx::Postgres>::new(INSERT);
                 query.push_values(chunk.iter(), |mut row, cp| {
-                    row.push_bind(&cp.thread_id)
+                    row.push_bind(cp.thread_id.as_str())
                         .push_bind(&cp.checkpoint_id)
                         .push_bind(&cp.parent_id)
                         .push_bind(i64::from(cp.step))
-                        .push_bind(&cp.node)
-                        .push_bind(&cp.next)
+                        .push_bind(cp.node.as_str())
+                        .push_bind(cp.next.as_deref())
                         .push_bind(Json(&cp.path))
                         .push_bind(Json(&cp.state))
                         .push_bind(Json(&cp.pending_interrupts))

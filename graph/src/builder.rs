@@ -9,18 +9,18 @@ use crate::error::GraphError;
 use crate::node::Node;
 use crate::run::Graph;
 use crate::state::State;
-use crate::{DEFAULT_STEP_LIMIT, END, START};
+use crate::{Name, DEFAULT_STEP_LIMIT, END, START};
 
 pub(crate) type RouteFn<S> = dyn Fn(&S) -> &'static str + Send + Sync;
 
 /// Where a node's outgoing edge leads.
 pub(crate) enum Edge<S> {
     /// Always to this node.
-    To(String),
+    To(Name),
     /// To whichever of `targets` the route function names for the state.
     When {
         route: Arc<RouteFn<S>>,
-        targets: Vec<String>,
+        targets: Vec<Name>,
     },
 }
 
@@ -56,7 +56,8 @@ impl<S: State> GraphBuilder<S> {
 
     /// Always goes from `from` to `to` (either may be [`START`] / [`END`]).
     pub fn add_edge(mut self, from: impl Into<String>, to: impl Into<String>) -> Self {
-        self.edges.insert(from.into(), Edge::To(to.into()));
+        self.edges
+            .insert(from.into(), Edge::To(Name::from(to.into())));
         self
     }
 
@@ -74,7 +75,7 @@ impl<S: State> GraphBuilder<S> {
             from.into(),
             Edge::When {
                 route: Arc::new(route),
-                targets: targets.into_iter().map(Into::into).collect(),
+                targets: targets.into_iter().map(|t| Name::from(t.into())).collect(),
             },
         );
         self
@@ -106,7 +107,7 @@ impl<S: State> GraphBuilder<S> {
             if from != START && !self.nodes.contains_key(from) {
                 return Err(GraphError::UnknownNode(from.clone()));
             }
-            let targets: &[String] = match edge {
+            let targets: &[Name] = match edge {
                 Edge::To(to) => std::slice::from_ref(to),
                 Edge::When { targets, .. } => targets,
             };
@@ -114,15 +115,15 @@ impl<S: State> GraphBuilder<S> {
                 return Err(GraphError::NoEdge(from.clone()));
             }
             if let Some(unknown) = targets.iter().find(|t| !known(t)) {
-                return Err(GraphError::UnknownNode(unknown.clone()));
+                return Err(GraphError::UnknownNode(unknown.to_string()));
             }
         }
         if let Some(name) = self.nodes.keys().find(|n| !self.edges.contains_key(*n)) {
             return Err(GraphError::NoEdge(name.clone()));
         }
         Ok(Graph::new(
-            self.nodes,
-            self.edges,
+            self.nodes.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+            self.edges.into_iter().map(|(k, v)| (k.into(), v)).collect(),
             self.step_limit,
             self.durability,
         ))

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::Timestamp;
+use crate::{Name, Timestamp};
 
 /// A pause a node asked for, waiting for a resume value keyed by `id`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,7 +40,7 @@ impl Interrupt {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
     /// The run.
-    pub thread_id: String,
+    pub thread_id: Name,
     pub checkpoint_id: String,
     /// The checkpoint this one follows (in a fork: the one it was copied
     /// from, in the source thread); `None` for the first.
@@ -49,12 +49,12 @@ pub struct Checkpoint {
     /// nodes that ran.
     pub step: u32,
     /// The node that just ran ([`crate::START`] for the input).
-    pub node: String,
+    pub node: Name,
     /// The node the run continues with; `None` when the run ended.
-    pub next: Option<String>,
+    pub next: Option<Name>,
     /// The nodes the run executed so far, in order (across interrupts).
     #[serde(default)]
-    pub path: Vec<String>,
+    pub path: Vec<Name>,
     /// The whole state, serialised.
     pub state: StateJson,
     /// Interrupts waiting for a resume value at this point.

@@ -68,6 +68,8 @@
 //! - [`durability`]: [`Durability`]: when an invocation's checkpoints are
 //!   written (`sync`, `async`, `exit`) and what a crash can lose in each.
 //! - [`memory`]: [`MemoryCheckpointer`], checkpoints in memory.
+//! - [`name`]: [`Name`], a node's name or a thread's id, shared by the
+//!   checkpoints that carry it.
 //! - [`observer`]: [`Observer`] with no-op defaults, and [`NoObserver`].
 //! - [`error`]: [`GraphError`], what can go wrong building or running.
 #![forbid(unsafe_code)]
@@ -79,6 +81,7 @@ pub mod durability;
 pub mod encoded;
 pub mod error;
 pub mod memory;
+pub mod name;
 pub mod node;
 pub mod observer;
 pub mod run;
@@ -90,6 +93,7 @@ pub use durability::Durability;
 pub use encoded::Encoded;
 pub use error::GraphError;
 pub use memory::MemoryCheckpointer;
+pub use name::Name;
 pub use node::{FnNode, Next, Node, NodeContext, NodeError};
 pub use observer::{NoObserver, Observer};
 pub use run::{Graph, RunOutcome, RunStatus, Snapshot};
@@ -101,7 +105,11 @@ pub use state::State;
 /// their indexes, shared by the turns that run together, instead of a
 /// random page each.
 pub fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
+    let mut text = uuid::Uuid::encode_buffer();
+    uuid::Uuid::now_v7()
+        .hyphenated()
+        .encode_lower(&mut text)
+        .to_owned()
 }
 
 /// The virtual node every run starts from.

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use crate::checkpoint::{Checkpoint, CheckpointError, Checkpointer};
+use crate::Name;
 
 /// Lock shards: runs on different threads rarely share a lock, so
 /// concurrent runs do not queue behind one mutex.
@@ -14,7 +15,7 @@ const SHARDS: usize = 16;
 /// A [`Checkpointer`] in memory.
 #[derive(Debug)]
 pub struct MemoryCheckpointer {
-    shards: Vec<Mutex<HashMap<String, Vec<Checkpoint>>>>,
+    shards: Vec<Mutex<HashMap<Name, Vec<Checkpoint>>>>,
 }
 
 impl Default for MemoryCheckpointer {
@@ -38,7 +39,7 @@ impl MemoryCheckpointer {
             .map_or(0, |r| r.len())
     }
 
-    fn runs(&self, thread_id: &str) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Checkpoint>>> {
+    fn runs(&self, thread_id: &str) -> std::sync::MutexGuard<'_, HashMap<Name, Vec<Checkpoint>>> {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         std::hash::Hash::hash(thread_id, &mut hasher);
         let shard = &self.shards[std::hash::Hasher::finish(&hasher) as usize % SHARDS];

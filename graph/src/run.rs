@@ -13,7 +13,7 @@ use crate::error::GraphError;
 use crate::node::{Next, Node, NodeContext};
 use crate::observer::Observer;
 use crate::state::State;
-use crate::{Timestamp, END, START};
+use crate::{Name, Timestamp, END, START};
 
 /// How an invocation (a start or a resume) ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,24 +65,24 @@ impl<S> Snapshot<S> {
 
 /// A compiled graph; cheap to share behind an `Arc`, runs many threads at once.
 pub struct Graph<S: State> {
-    nodes: HashMap<String, Arc<dyn Node<S>>>,
-    edges: HashMap<String, Edge<S>>,
+    nodes: HashMap<Name, Arc<dyn Node<S>>>,
+    edges: HashMap<Name, Edge<S>>,
     step_limit: u32,
     durability: Durability,
 }
 
 /// Where a run continues from.
 struct Cursor {
-    node: String,
+    node: Name,
     parent_id: Option<String>,
     step: u32,
-    path: Vec<String>,
+    path: Vec<Name>,
 }
 
 impl<S: State> Graph<S> {
     pub(crate) fn new(
-        nodes: HashMap<String, Arc<dyn Node<S>>>,
-        edges: HashMap<String, Edge<S>>,
+        nodes: HashMap<Name, Arc<dyn Node<S>>>,
+        edges: HashMap<Name, Edge<S>>,
         step_limit: u32,
         durability: Durability,
     ) -> Self {
@@ -114,13 +114,14 @@ impl<S: State> Graph<S> {
         observer: &dyn Observer<S>,
     ) -> Result<RunOutcome<S>, GraphError> {
         let first = self.next_after(START, &state)?;
+        let thread: Name = thread_id.into();
         let input = Checkpoint {
-            thread_id: thread_id.to_owned(),
+            thread_id: thread.clone(),
             checkpoint_id: crate::new_id(),
             parent_id: None,
             step: 0,
-            node: START.to_owned(),
-            next: (first != END).then(|| first.clone()),
+            node: START.into(),
+            next: (&*first != END).then(|| first.clone()),
             path: Vec::new(),
             state: encode(thread_id, &state)?,
             pending_interrupts: Vec::new(),
@@ -136,7 +137,7 @@ impl<S: State> Graph<S> {
             step: 1,
             path: Vec::new(),
         };
-        self.run_from(thread_id, state, cursor, None, writes, observer)
+        self.run_from(&thread, state, cursor, None, writes, observer)
             .await
     }
 
@@ -164,13 +165,13 @@ impl<S: State> Graph<S> {
             });
         };
         let cursor = Cursor {
-            node: next,
+            node: self.name_of(&next),
             parent_id: Some(latest.checkpoint_id),
             step: latest.step + 1,
-            path: latest.path,
+            path: latest.path.iter().map(|n| self.name_of(n)).collect(),
         };
         self.run_from(
-            thread_id,
+            &Name::from(thread_id),
             latest.state,
             cursor,
             Some(&resume),
@@ -228,13 +229,13 @@ impl<S: State> Graph<S> {
             .await?;
         patch(&mut source.state);
         let fork = Checkpoint {
-            thread_id: new_thread_id.to_owned(),
+            thread_id: new_thread_id.into(),
             checkpoint_id: crate::new_id(),
             parent_id: Some(source.checkpoint_id),
             step: source.step,
-            node: source.node,
-            next: source.next,
-            path: source.path,
+            node: self.name_of(&source.node),
+            next: source.next.map(|n| self.name_of(&n)),
+            path: source.path.iter().map(|n| self.name_of(n)).collect(),
             state: encode(new_thread_id, &source.state)?,
             pending_interrupts: source.interrupts,
             created_at: chrono::Utc::now(),
@@ -243,18 +244,27 @@ impl<S: State> Graph<S> {
         decode(fork)
     }
 
-    fn next_after(&self, from: &str, state: &S) -> Result<String, GraphError> {
+    /// The graph's own shared copy of a node's name (a new one for a name
+    /// it does not know, e.g. a stored path from an older graph).
+    fn name_of(&self, node: &str) -> Name {
+        match self.nodes.get_key_value(node) {
+            Some((name, _)) => name.clone(),
+            None => node.into(),
+        }
+    }
+
+    fn next_after(&self, from: &str, state: &S) -> Result<Name, GraphError> {
         let next = match self.edges.get(from) {
             Some(Edge::To(to)) => to.clone(),
             Some(Edge::When { route, targets }) => {
                 let to = route(state);
-                if !targets.iter().any(|t| t == to) {
+                let Some(target) = targets.iter().find(|t| &***t == to) else {
                     return Err(GraphError::UndeclaredTarget {
                         from: from.to_owned(),
                         to: to.to_owned(),
                     });
-                }
-                to.to_owned()
+                };
+                target.clone()
             }
             None => return Err(GraphError::NoEdge(from.to_owned())),
         };
@@ -266,7 +276,7 @@ impl<S: State> Graph<S> {
     /// (a failed write wins over the outcome: the store is behind the run).
     async fn run_from(
         &self,
-        thread_id: &str,
+        thread_id: &Name,
         state: S,
         cursor: Cursor,
         resume: Option<&HashMap<String, S::Resume>>,
@@ -282,7 +292,7 @@ impl<S: State> Graph<S> {
 
     async fn run_steps(
         &self,
-        thread_id: &str,
+        thread_id: &Name,
         mut state: S,
         mut cursor: Cursor,
         mut resume: Option<&HashMap<String, S::Resume>>,
@@ -292,18 +302,18 @@ impl<S: State> Graph<S> {
         let started = Instant::now();
         let mut executed = 0u32;
         loop {
-            if cursor.node == END {
+            if &*cursor.node == END {
                 return Ok(RunOutcome {
                     state,
                     status: RunStatus::Finished,
-                    path: cursor.path,
+                    path: texts(&cursor.path),
                     checkpoint_id: cursor.parent_id,
                 });
             }
             if executed >= self.step_limit {
                 return Err(GraphError::StepLimit {
                     limit: self.step_limit,
-                    node: cursor.node,
+                    node: cursor.node.to_string(),
                 });
             }
             let ctx = NodeContext {
@@ -321,30 +331,30 @@ impl<S: State> Graph<S> {
             let (next_node, interrupts) = match next {
                 Next::Continue => (self.next_after(&cursor.node, &state)?, Vec::new()),
                 Next::Goto(to) => {
-                    if to != END && !self.nodes.contains_key(&to) {
+                    if to != END && !self.nodes.contains_key(to.as_str()) {
                         return Err(GraphError::UnknownNode(to));
                     }
-                    (to, Vec::new())
+                    (self.name_of(&to), Vec::new())
                 }
-                Next::End => (END.to_owned(), Vec::new()),
+                Next::End => (END.into(), Vec::new()),
                 // The paused node runs again on resume.
                 Next::Interrupt(list) => (
                     cursor.node.clone(),
                     list.into_iter()
                         .map(|i| Interrupt {
-                            node: cursor.node.clone(),
+                            node: cursor.node.to_string(),
                             ..i
                         })
                         .collect(),
                 ),
             };
             let checkpoint = Checkpoint {
-                thread_id: thread_id.to_owned(),
+                thread_id: thread_id.clone(),
                 checkpoint_id: crate::new_id(),
                 parent_id: cursor.parent_id.take(),
                 step: cursor.step,
                 node: cursor.node.clone(),
-                next: (next_node != END).then(|| next_node.clone()),
+                next: (&*next_node != END).then(|| next_node.clone()),
                 path: cursor.path.clone(),
                 state: encode(thread_id, &state)?,
                 pending_interrupts: interrupts.clone(),
@@ -358,7 +368,7 @@ impl<S: State> Graph<S> {
                 return Ok(RunOutcome {
                     state,
                     status: RunStatus::Interrupted(interrupts),
-                    path: cursor.path,
+                    path: texts(&cursor.path),
                     checkpoint_id: Some(checkpoint_id),
                 });
             }
@@ -398,19 +408,24 @@ fn encode<S: State>(thread_id: &str, state: &S) -> Result<StateJson, GraphError>
     })
 }
 
+/// A path as a run's outcome and snapshots show it.
+fn texts(path: &[Name]) -> Vec<String> {
+    path.iter().map(|n| n.to_string()).collect()
+}
+
 fn decode<S: State>(c: Checkpoint) -> Result<Snapshot<S>, GraphError> {
     let state = c.state.decode().map_err(|source| GraphError::State {
-        thread_id: c.thread_id.clone(),
+        thread_id: c.thread_id.to_string(),
         source,
     })?;
     Ok(Snapshot {
-        thread_id: c.thread_id,
+        thread_id: c.thread_id.to_string(),
         checkpoint_id: c.checkpoint_id,
         parent_id: c.parent_id,
         step: c.step,
-        node: c.node,
-        next: c.next,
-        path: c.path,
+        node: c.node.to_string(),
+        next: c.next.map(|n| n.to_string()),
+        path: texts(&c.path),
         state,
         interrupts: c.pending_interrupts,
         created_at: c.created_at,

@@ -566,8 +566,8 @@ fn shape(list: &[Checkpoint]) -> Vec<(u32, String, Option<String>, usize)> {
         .map(|c| {
             (
                 c.step,
-                c.node.clone(),
-                c.next.clone(),
+                c.node.to_string(),
+                c.next.as_ref().map(|n| n.to_string()),
                 c.pending_interrupts.len(),
             )
         })
@@ -766,7 +766,7 @@ async fn a_failing_node_or_step_limit_still_leaves_what_ran_in_every_mode() {
             .await
             .unwrap()
             .into_iter()
-            .map(|c| c.node)
+            .map(|c| c.node.into())
             .collect();
         assert_eq!(nodes, [START, "a"], "{mode}");
 

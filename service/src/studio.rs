@@ -190,7 +190,7 @@ impl Console {
         }
         state.model = provider.model.name();
         let seed = Checkpoint {
-            thread_id: id.clone(),
+            thread_id: id.as_str().into(),
             checkpoint_id: aics_graph::new_id(),
             parent_id: Some(source.checkpoint_id.clone()),
             step: source.step,

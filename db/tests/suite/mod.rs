@@ -277,7 +277,7 @@ fn checkpoint(
         step,
         node: node.into(),
         next: next.map(Into::into),
-        path: vec![node.to_owned()],
+        path: vec![node.into()],
         state: (&json!({"current_step": step, "messages": ["订单123", "hello"]})).into(),
         pending_interrupts: Vec::new(),
         created_at: chrono::Utc::now(),
