@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::backend::SupportBackend;
-use super::order::{anomaly, event_json, load_order, OrderArgs};
+use super::order::{anomaly, event_json, load_order, with_fields, OrderArgs};
 use crate::tool::{ToolContext, ToolError, TypedTool};
 
 /// Tracks the parcel of an order.
@@ -22,15 +22,21 @@ impl TypedTool for LogisticsTrack {
 
     async fn run(&self, _ctx: &ToolContext, args: OrderArgs) -> Result<Value, ToolError> {
         let d = load_order(self.0.as_ref(), &args.order_id).await?;
-        Ok(json!({
+        let nested = [
+            (
+                "events",
+                Value::Array(d.events.iter().map(event_json).collect()),
+            ),
+            ("latest_event", d.events.last().map(event_json).into()),
+            ("anomaly", anomaly(&d).into()),
+        ];
+        let summary = json!({
             "order_id": d.order.id,
             "status": d.order.status,
             "carrier": d.order.carrier,
             "tracking_number": d.order.tracking_number,
             "promised_by": d.order.promised_by,
-            "events": d.events.iter().map(event_json).collect::<Vec<_>>(),
-            "latest_event": d.events.last().map(event_json),
-            "anomaly": anomaly(&d),
-        }))
+        });
+        Ok(with_fields(summary, nested))
     }
 }

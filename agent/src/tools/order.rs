@@ -77,6 +77,19 @@ pub(crate) fn money(cents: i64) -> String {
     format!("{}.{:02}", cents / 100, (cents % 100).abs())
 }
 
+/// `object` (a `json!` object) with `fields` moved in. `json!` writes each
+/// field it is given through `to_value(&field)`, a deep copy for a field
+/// that is already a [`Value`]; the nested parts of a tool's result are
+/// built as values and moved in here instead.
+pub(crate) fn with_fields<const N: usize>(mut object: Value, fields: [(&str, Value); N]) -> Value {
+    if let Value::Object(map) = &mut object {
+        for (key, value) in fields {
+            map.insert(key.to_owned(), value);
+        }
+    }
+    object
+}
+
 pub(crate) fn event_json(e: &LogisticsEvent) -> Value {
     json!({
         "at": e.at,

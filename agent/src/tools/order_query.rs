@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::backend::SupportBackend;
-use super::order::{anomaly, event_json, load_order, money, OrderArgs};
+use super::order::{anomaly, event_json, load_order, money, with_fields, OrderArgs};
 use crate::tool::{ToolContext, ToolError, TypedTool};
 
 /// Looks up an order.
@@ -23,16 +23,27 @@ impl TypedTool for OrderQuery {
 
     async fn run(&self, _ctx: &ToolContext, args: OrderArgs) -> Result<Value, ToolError> {
         let d = load_order(self.0.as_ref(), &args.order_id).await?;
-        Ok(json!({
+        let items = d
+            .items
+            .iter()
+            .map(|i| {
+                json!({
+                    "sku": i.sku,
+                    "name": i.name,
+                    "quantity": i.quantity,
+                    "unit_price": money(i.unit_price_cents),
+                })
+            })
+            .collect();
+        let nested = [
+            ("items", Value::Array(items)),
+            ("latest_event", d.events.last().map(event_json).into()),
+            ("anomaly", anomaly(&d).into()),
+        ];
+        let summary = json!({
             "order_id": d.order.id,
             "status": d.order.status,
             "customer": { "id": d.customer.id, "name": d.customer.name, "email": d.customer.email },
-            "items": d.items.iter().map(|i| json!({
-                "sku": i.sku,
-                "name": i.name,
-                "quantity": i.quantity,
-                "unit_price": money(i.unit_price_cents),
-            })).collect::<Vec<_>>(),
             "total": money(d.order.total_cents),
             "currency": d.order.currency,
             "placed_at": d.order.placed_at,
@@ -40,8 +51,7 @@ impl TypedTool for OrderQuery {
             "delivered_at": d.order.delivered_at,
             "carrier": d.order.carrier,
             "tracking_number": d.order.tracking_number,
-            "latest_event": d.events.last().map(event_json),
-            "anomaly": anomaly(&d),
-        }))
+        });
+        Ok(with_fields(summary, nested))
     }
 }

@@ -74,12 +74,9 @@ impl TypedTool for TicketCreate {
         };
         // Complaints and refunds, and anything about an order with a
         // logistics anomaly, go to the front of the queue.
-        let has_anomaly = order.as_ref().and_then(anomaly).is_some();
-        let priority = if matches!(category.as_str(), "complaint" | "refund") || has_anomaly {
-            "high"
-        } else {
-            "normal"
-        };
+        let urgent = matches!(category.as_str(), "complaint" | "refund")
+            || order.as_ref().and_then(anomaly).is_some();
+        let priority = if urgent { "high" } else { "normal" };
         let customer_id = order
             .as_ref()
             .map(|o| o.customer.id.clone())
