@@ -1,6 +1,8 @@
 //! Checkpoints in memory, for tests, benchmarks and single-process use.
 
-use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
@@ -15,7 +17,7 @@ const SHARDS: usize = 16;
 /// A [`Checkpointer`] in memory.
 #[derive(Debug)]
 pub struct MemoryCheckpointer {
-    shards: Vec<Mutex<HashMap<Name, Vec<Checkpoint>>>>,
+    shards: Vec<Mutex<FxHashMap<Name, Vec<Checkpoint>>>>,
 }
 
 impl Default for MemoryCheckpointer {
@@ -39,10 +41,11 @@ impl MemoryCheckpointer {
             .map_or(0, |r| r.len())
     }
 
-    fn runs(&self, thread_id: &str) -> std::sync::MutexGuard<'_, HashMap<Name, Vec<Checkpoint>>> {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        std::hash::Hash::hash(thread_id, &mut hasher);
-        let shard = &self.shards[std::hash::Hasher::finish(&hasher) as usize % SHARDS];
+    fn runs(&self, thread_id: &str) -> std::sync::MutexGuard<'_, FxHashMap<Name, Vec<Checkpoint>>> {
+        // Middle bits: the maps inside a shard index by the low ones and
+        // tag by the high ones.
+        let hash = FxBuildHasher.hash_one(thread_id);
+        let shard = &self.shards[(hash >> 32) as usize % SHARDS];
         // A poisoned lock only means another thread panicked mid-push; the
         // map itself is still whole.
         shard.lock().unwrap_or_else(|e| e.into_inner())

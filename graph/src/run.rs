@@ -3,6 +3,8 @@
 //! the graph's [`Durability`] says).
 
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -65,8 +67,8 @@ impl<S> Snapshot<S> {
 
 /// A compiled graph; cheap to share behind an `Arc`, runs many threads at once.
 pub struct Graph<S: State> {
-    nodes: HashMap<Name, Arc<dyn Node<S>>>,
-    edges: HashMap<Name, Edge<S>>,
+    nodes: FxHashMap<Name, Arc<dyn Node<S>>>,
+    edges: FxHashMap<Name, Edge<S>>,
     step_limit: u32,
     durability: Durability,
 }
@@ -81,8 +83,8 @@ struct Cursor {
 
 impl<S: State> Graph<S> {
     pub(crate) fn new(
-        nodes: HashMap<Name, Arc<dyn Node<S>>>,
-        edges: HashMap<Name, Edge<S>>,
+        nodes: FxHashMap<Name, Arc<dyn Node<S>>>,
+        edges: FxHashMap<Name, Edge<S>>,
         step_limit: u32,
         durability: Durability,
     ) -> Self {
