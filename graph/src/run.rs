@@ -125,7 +125,7 @@ impl<S: State> Graph<S> {
             node: START.into(),
             next: (&*first != END).then(|| first.clone()),
             path: Vec::new(),
-            state: encode(thread_id, &state)?,
+            state: encode(thread_id, &state, 0)?,
             pending_interrupts: Vec::new(),
             created_at: chrono::Utc::now(),
         };
@@ -238,7 +238,7 @@ impl<S: State> Graph<S> {
             node: self.name_of(&source.node),
             next: source.next.map(|n| self.name_of(&n)),
             path: source.path.iter().map(|n| self.name_of(n)).collect(),
-            state: encode(new_thread_id, &source.state)?,
+            state: encode(new_thread_id, &source.state, 0)?,
             pending_interrupts: source.interrupts,
             created_at: chrono::Utc::now(),
         };
@@ -303,6 +303,7 @@ impl<S: State> Graph<S> {
     ) -> Result<RunOutcome<S>, GraphError> {
         let started = Instant::now();
         let mut executed = 0u32;
+        let mut last_size = 0;
         loop {
             if &*cursor.node == END {
                 return Ok(RunOutcome {
@@ -358,11 +359,12 @@ impl<S: State> Graph<S> {
                 node: cursor.node.clone(),
                 next: (&*next_node != END).then(|| next_node.clone()),
                 path: cursor.path.clone(),
-                state: encode(thread_id, &state)?,
+                state: encode(thread_id, &state, last_size)?,
                 pending_interrupts: interrupts.clone(),
                 created_at: chrono::Utc::now(),
             };
             let checkpoint_id = checkpoint.checkpoint_id.clone();
+            last_size = checkpoint.state.get().len();
             observer.checkpoint_saved(&checkpoint);
             writes.push(checkpoint).await?;
             if !interrupts.is_empty() {
@@ -403,10 +405,14 @@ impl<S: State> Graph<S> {
     }
 }
 
-fn encode<S: State>(thread_id: &str, state: &S) -> Result<StateJson, GraphError> {
-    StateJson::encode(state).map_err(|source| GraphError::State {
-        thread_id: thread_id.to_owned(),
-        source,
+/// The state's JSON, in a buffer sized for `last_size` (the previous
+/// checkpoint's) and a message more.
+fn encode<S: State>(thread_id: &str, state: &S, last_size: usize) -> Result<StateJson, GraphError> {
+    StateJson::encode_sized(state, last_size + last_size / 4 + 1024).map_err(|source| {
+        GraphError::State {
+            thread_id: thread_id.to_owned(),
+            source,
+        }
     })
 }
 
