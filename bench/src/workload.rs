@@ -344,8 +344,11 @@ impl Node<State> for ToolsNode {
                 .await
                 .map_err(|e| NodeError::with_source("a tool failed", e))?;
             let content = aics_agent::tool::result_text(&out);
-            s.tool_call_history
-                .push(json!({"name": call.name, "args": call.arguments, "id": call.id}).into());
+            // The history holds the call's own arguments, as the Python
+            // dict refers to them (`json!` would copy the tree).
+            let mut sig = json!({"name": call.name, "id": call.id});
+            sig["args"] = call.arguments;
+            s.tool_call_history.push(sig.into());
             s.tool_result_history
                 .push(json!({"id": call.id, "name": call.name, "content": content}).into());
             s.messages.push(Encoded::new(Message::Tool {
