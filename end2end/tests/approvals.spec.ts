@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import path from "node:path";
-import { hydrated, newConversation, sampleStream, SCREENSHOTS, send, signedInPage, toolCard } from "./helpers";
+import { hydrated, newConversation, recordStream, SCREENSHOTS, send, signedInPage, toolCard, waitUntil } from "./helpers";
 
 const ZH = "订单ORD-123一直没收到，帮我查一下并创建投诉工单";
 const EN = "My order ORD-123 still hasn't arrived, please check it and open a complaint ticket";
@@ -70,13 +70,14 @@ test(`the complaint chain (${lang}): the turn pauses for approval, a supervisor 
   await expect(card.getByTestId("reject")).toBeDisabled();
   if (screenshots) await supervisor.screenshot({ path: path.join(SCREENSHOTS, "approvals.png") });
 
+  // The agent's page streams the continuation without a reload: its
+  // streaming reply is recorded from before the approval.
+  const reply = agent.locator('[data-role="assistant"]').last();
+  const recording = await recordStream(agent);
   await card.getByTestId("approve").click();
   await expect(card).toHaveCount(0);
-
-  // The agent's page streams the continuation without a reload.
-  const streaming = agent.getByTestId("streaming-reply");
-  const reply = agent.locator('[data-role="assistant"]').last();
-  const seen = await sampleStream(agent, streaming, async () => (await reply.count()) > 0);
+  await waitUntil(async () => (await reply.count()) > 0);
+  const seen = await recording.seen();
   await expect(reply).toContainText(/TCK-[0-9A-F]{8}/);
   const full = ((await reply.getByTestId("assistant-text").textContent()) ?? "").trim();
   const partials = seen.filter((t) => t.length < full.length && full.startsWith(t.slice(0, 6)));

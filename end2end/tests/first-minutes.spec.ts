@@ -12,10 +12,9 @@ async function live(page: Page) {
 
 /** Sends what is in the composer with Enter and waits for the streamed reply; returns the partial texts seen. */
 async function replyStreams(page: Page, replies: number) {
-  const streaming = page.getByTestId("streaming-reply");
   const assistant = page.locator('[data-role="assistant"]');
   await expect(page.getByTestId("chat")).toHaveAttribute("data-running", "true");
-  const seen = await sampleStream(page, streaming, async () => (await assistant.count()) >= replies);
+  const seen = await sampleStream(page, async () => (await assistant.count()) >= replies);
   await expect(assistant).toHaveCount(replies);
   const full = ((await assistant.last().getByTestId("assistant-text").textContent()) ?? "").trim();
   expect(full.length).toBeGreaterThan(0);

@@ -66,19 +66,54 @@ export async function send(page: Page, text: string) {
 }
 
 /**
- * Samples a growing text while it streams; returns the distinct texts seen.
- * Stops when `until` says the stream ended.
+ * Starts recording, inside the page, every text the streaming reply shows.
+ * The browser records each change as it happens, so a test runner slowed
+ * by a loaded machine misses none of them (polling from the test did).
+ * Start it before the action that makes the reply stream.
  */
-export async function sampleStream(page: Page, streaming: Locator, until: () => Promise<boolean>) {
-  const seen = new Set<string>();
-  for (let i = 0; i < 1500; i++) {
-    if (await until()) break;
-    // Read without waiting: the bubble disappears when the reply lands.
-    const text = ((await streaming.evaluateAll((els) => els.map((e) => e.textContent ?? "").join(""))) ?? "").trim();
-    if (text) seen.add(text);
-    await page.waitForTimeout(15);
+export async function recordStream(page: Page) {
+  await page.evaluate(() => {
+    const w = window as unknown as { aicsSeen: string[]; aicsObserver?: MutationObserver };
+    w.aicsObserver?.disconnect();
+    w.aicsSeen = [];
+    const read = () => {
+      const text = Array.from(document.querySelectorAll('[data-testid="streaming-reply"]'))
+        .map((e) => e.textContent ?? "")
+        .join("")
+        .trim();
+      if (text && w.aicsSeen[w.aicsSeen.length - 1] !== text) w.aicsSeen.push(text);
+    };
+    w.aicsObserver = new MutationObserver(read);
+    w.aicsObserver.observe(document.body, { subtree: true, childList: true, characterData: true });
+    read();
+  });
+  return {
+    /** Stops recording; the distinct texts seen, in order. */
+    async seen(): Promise<string[]> {
+      return page.evaluate(() => {
+        const w = window as unknown as { aicsSeen: string[]; aicsObserver?: MutationObserver };
+        w.aicsObserver?.disconnect();
+        return [...new Set(w.aicsSeen)];
+      });
+    },
+  };
+}
+
+/**
+ * Records the streaming reply until `until` says the stream ended; returns
+ * the distinct texts seen.
+ */
+export async function sampleStream(page: Page, until: () => Promise<boolean>) {
+  const recording = await recordStream(page);
+  await waitUntil(until);
+  return recording.seen();
+}
+
+/** Waits until `until` holds (at most 30 s). */
+export async function waitUntil(until: () => Promise<boolean>) {
+  for (let i = 0; i < 600 && !(await until()); i++) {
+    await new Promise((r) => setTimeout(r, 50));
   }
-  return [...seen];
 }
 
 /** The tool card of `tool` in the timeline. */
