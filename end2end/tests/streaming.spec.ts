@@ -1,20 +1,21 @@
 import { expect, test } from "@playwright/test";
-import { hydrated, newConversation, sampleStream, send, signIn, toolCard } from "./helpers";
+import { hydrated, newConversation, recordStream, send, signIn, toolCard, waitUntil } from "./helpers";
 
 test("the reply streams in token by token, the timeline and trace show the turn, and a reload keeps it", async ({ page }) => {
   await signIn(page, "agent");
   await newConversation(page);
 
+  // Partial texts must be seen before the full reply lands in the transcript.
+  const recording = await recordStream(page);
   await send(page, "Where is my order ORD-123?");
   // The composer is locked while the turn runs.
   await expect(page.getByTestId("send")).toBeDisabled();
   await expect(page.getByTestId("composer")).toBeDisabled();
 
-  // Partial texts must be seen before the full reply lands in the transcript.
-  const streaming = page.getByTestId("streaming-reply");
-  await expect(streaming).toBeVisible();
+  await expect(page.getByTestId("streaming-reply")).toBeVisible();
   const reply = page.locator('[data-role="assistant"]').last();
-  const seen = await sampleStream(page, streaming, async () => (await reply.count()) > 0);
+  await waitUntil(async () => (await reply.count()) > 0);
+  const seen = await recording.seen();
   await expect(reply).toBeVisible();
   const full = ((await reply.getByTestId("assistant-text").textContent()) ?? "").trim();
   expect(full).toContain("ORD-123");
