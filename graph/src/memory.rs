@@ -1,11 +1,10 @@
 //! Checkpoints in memory, for tests, benchmarks and single-process use.
 
 use std::hash::BuildHasher;
-
-use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::checkpoint::{Checkpoint, CheckpointError, Checkpointer};
 use crate::Name;

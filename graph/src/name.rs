@@ -55,12 +55,6 @@ impl From<String> for Name {
     }
 }
 
-impl From<&String> for Name {
-    fn from(s: &String) -> Self {
-        Self(s.as_str().into())
-    }
-}
-
 impl From<Name> for String {
     fn from(n: Name) -> Self {
         n.0.as_ref().to_owned()

@@ -3,10 +3,10 @@
 //! the graph's [`Durability`] says).
 
 use std::collections::HashMap;
-
-use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::time::Instant;
+
+use rustc_hash::FxHashMap;
 
 use crate::builder::Edge;
 use crate::checkpoint::{Checkpoint, Checkpointer, Interrupt, StateJson};
@@ -123,7 +123,7 @@ impl<S: State> Graph<S> {
             parent_id: None,
             step: 0,
             node: START.into(),
-            next: (&*first != END).then(|| first.clone()),
+            next: (first != END).then(|| first.clone()),
             path: Vec::new(),
             state: encode(thread_id, &state, 0)?,
             pending_interrupts: Vec::new(),
@@ -260,7 +260,7 @@ impl<S: State> Graph<S> {
             Some(Edge::To(to)) => to.clone(),
             Some(Edge::When { route, targets }) => {
                 let to = route(state);
-                let Some(target) = targets.iter().find(|t| &***t == to) else {
+                let Some(target) = targets.iter().find(|t| **t == to) else {
                     return Err(GraphError::UndeclaredTarget {
                         from: from.to_owned(),
                         to: to.to_owned(),
@@ -305,7 +305,7 @@ impl<S: State> Graph<S> {
         let mut executed = 0u32;
         let mut last_size = 0;
         loop {
-            if &*cursor.node == END {
+            if cursor.node == END {
                 return Ok(RunOutcome {
                     state,
                     status: RunStatus::Finished,
@@ -357,7 +357,7 @@ impl<S: State> Graph<S> {
                 parent_id: cursor.parent_id.take(),
                 step: cursor.step,
                 node: cursor.node.clone(),
-                next: (&*next_node != END).then(|| next_node.clone()),
+                next: (next_node != END).then(|| next_node.clone()),
                 path: cursor.path.clone(),
                 state: encode(thread_id, &state, last_size)?,
                 pending_interrupts: interrupts.clone(),
