@@ -31,6 +31,7 @@ use sqlx::types::Json;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::direct::{json, prepare, ts};
+use crate::stored_state::SqliteState;
 use crate::{Database, DbError};
 
 /// Rows per INSERT statement on PostgreSQL: 10 parameters each, far below
@@ -247,7 +248,8 @@ const INSERT_ONE: &str = concat!(
 /// Inserts `rows` in one transaction; saving a checkpoint id twice
 /// changes nothing.
 ///
-/// On SQLite the rows are encoded first, then written on the direct
+/// On SQLite the rows are encoded first (the states compressed,
+/// [`crate::stored_state`]), then written on the direct
 /// connection in the caller's thread. On PostgreSQL the transaction
 /// commits with `synchronous_commit = off` (crate docs, "Durability").
 pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), DbError> {
@@ -256,19 +258,21 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
             let encoded = rows
                 .iter()
                 .map(|cp| {
-                    Ok([
-                        json(&cp.path)?,
-                        json(&cp.pending_interrupts)?,
-                        ts(cp.created_at),
-                    ])
+                    Ok((
+                        [
+                            json(&cp.path)?,
+                            json(&cp.pending_interrupts)?,
+                            ts(cp.created_at),
+                        ],
+                        SqliteState::encode(&cp.state),
+                    ))
                 })
                 .collect::<Result<Vec<_>, DbError>>()?;
             sqlite
                 .direct()?
                 .write(|tx| {
                     let mut insert = prepare(tx, INSERT_ONE)?;
-                    // The state is stored as the text the engine made.
-                    for (cp, [path, interrupts, at]) in rows.iter().zip(&encoded) {
+                    for (cp, ([path, interrupts, at], state)) in rows.iter().zip(&encoded) {
                         insert.execute(rusqlite::params![
                             cp.thread_id.as_str(),
                             cp.checkpoint_id,
@@ -277,7 +281,7 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
                             cp.node.as_str(),
                             cp.next.as_deref(),
                             path,
-                            cp.state.get(),
+                            state,
                             interrupts,
                             at,
                         ])?;

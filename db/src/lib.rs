@@ -150,6 +150,7 @@ pub mod runs;
 pub mod search;
 pub mod seed;
 pub mod sessions;
+mod stored_state;
 pub mod studio;
 pub mod throttle;
 pub mod tokens;

@@ -40,6 +40,7 @@ on_both_databases!(
     conversations_and_messages,
     turns,
     checkpoints,
+    large_states_read_back_as_written,
     approvals,
     approval_token_single_use,
     racing_decisions,
@@ -77,6 +78,71 @@ fn postgres_tests_have_a_database_url() {
         "DATABASE_URL must point at PostgreSQL for the postgres::* tests (got {url:?}); \
          run `export DATABASE_URL=$(scripts/postgres.sh | tail -n 1)` first"
     );
+}
+
+/// On SQLite a large state is stored compressed, a small one as its text,
+/// a row written as text before compression existed still reads, and a
+/// damaged row is reported as corrupt rather than read or panicked on.
+#[sqlx::test(migrations = false)]
+async fn sqlite_stores_large_states_compressed(pool: sqlx::SqlitePool) {
+    use aics_graph::{CheckpointError, Checkpointer};
+    let db = suite::ready(Database::from(pool.clone())).await;
+    let saver = aics_db::SqlCheckpointer::new(db.clone());
+    let messages = vec![
+        serde_json::json!({"role": "user", "content": "我的订单 ORD-2024-001 到哪了？"});
+        50
+    ];
+    let big =
+        serde_json::json!({ "messages": messages, "llm_call_records": [{ "messages": messages }] });
+    let mut cp = suite::checkpoint("s", 0, None, "agent", None);
+    cp.state = (&big).into();
+    saver.put(&cp).await.expect("put");
+    let small = suite::checkpoint("s", 1, Some("s-cp0"), "tools", None);
+    saver.put(&small).await.expect("put");
+
+    let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT checkpoint_id, typeof(state), length(CAST(state AS BLOB)) FROM checkpoints \
+         WHERE thread_id = 's' ORDER BY seq",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("rows");
+    assert_eq!(rows[0].1, "blob", "the large state is compressed");
+    let text_len = cp.state.get().len() as i64;
+    assert!(
+        rows[0].2 * 5 < text_len,
+        "{} of {text_len} bytes",
+        rows[0].2
+    );
+    assert_eq!(rows[1].1, "text", "the small state stays text");
+    let back = saver.list("s").await.expect("list");
+    assert_eq!(back[0].state.get(), cp.state.get());
+    assert_eq!(back[1].state.get(), small.state.get());
+
+    // A row as it was stored before: the state's text.
+    sqlx::query(
+        "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, next_node, \
+         path, state, pending_interrupts, created_at) VALUES ('old', 'old-0', NULL, 0, 'agent', \
+         NULL, '[\"agent\"]', ?, '[]', '2026-12-01T00:00:00Z')",
+    )
+    .bind(big.to_string())
+    .execute(&pool)
+    .await
+    .expect("old row");
+    let old = saver.latest("old").await.expect("latest").expect("some");
+    assert_eq!(old.state.to_value(), big);
+
+    // A compressed row whose bytes were damaged.
+    sqlx::query(
+        "UPDATE checkpoints SET state = substr(state, 1, 40) WHERE checkpoint_id = 's-cp0'",
+    )
+    .execute(&pool)
+    .await
+    .expect("damage");
+    match saver.get("s", "s-cp0").await {
+        Err(CheckpointError::Corrupt(_)) => {}
+        other => panic!("a damaged state read as {other:?}"),
+    }
 }
 
 /// A pending approval and its checkpoint survive closing the pool and

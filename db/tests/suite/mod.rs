@@ -263,7 +263,7 @@ fn trace(id: &str, session: &str, pending: bool) -> ChatTurnTraceResult {
     }
 }
 
-fn checkpoint(
+pub fn checkpoint(
     thread: &str,
     step: u32,
     parent: Option<&str>,
@@ -373,6 +373,40 @@ pub async fn checkpoints(db: Database) {
     assert_eq!(latest.state, c2.state);
     let views = db.checkpoint_views("run-1").await.expect("views");
     assert_eq!(views[2].pending_interrupts, ["call_7"]);
+}
+
+/// A state the size of a support turn's last checkpoint (its messages
+/// repeated in the model calls' records, Chinese and escapes included)
+/// reads back as written, however the database stores it (PostgreSQL's
+/// `jsonb` gives back the same value in its own key order).
+pub async fn large_states_read_back_as_written(db: Database) {
+    let saver = SqlCheckpointer::new(db.clone());
+    let message = json!({
+        "role": "tool",
+        "content": "{\"order_id\":\"ORD-2024-001\",\"status\":\"已发货\",\"carrier\":\"顺丰\"}",
+    });
+    let mut cps = Vec::new();
+    for step in 0..4u32 {
+        let mut cp = checkpoint("big", step, None, "agent", Some("tools"));
+        let messages = vec![message.clone(); 10 * (step as usize + 1)];
+        cp.state = (&json!({
+            "messages": messages,
+            "llm_call_records": [{"messages": messages, "latency_ms": 12}],
+            "current_step": step,
+        }))
+            .into();
+        cps.push(cp);
+    }
+    saver.put_batch(cps.clone()).await.expect("put");
+    let back = saver.list("big").await.expect("list");
+    assert_eq!(back.len(), 4);
+    for (a, b) in cps.iter().zip(&back) {
+        assert_eq!(a.state.to_value(), b.state.to_value(), "step {}", a.step);
+    }
+    let latest = saver.latest("big").await.expect("latest").expect("some");
+    assert_eq!(latest.state.to_value(), cps[3].state.to_value());
+    let views = db.checkpoint_views("big").await.expect("views");
+    assert_eq!(views[3].state, cps[3].state.to_value());
 }
 
 fn new_approval(id: &str, session: &str) -> NewApproval {
