@@ -9,7 +9,7 @@
 //!   every byte is written twice (the log, then the database) while the
 //!   writer holds the one write lock: the support state's JSON repeats
 //!   itself (a model call's record holds the messages it was sent), and
-//!   compressed it takes about half the pages (BENCHMARKS.md, "Round 7").
+//!   compressed it takes about half the bytes (BENCHMARKS.md, "Round 7").
 //!   A state that would not get smaller is stored as its `TEXT`, as
 //!   every state was before this format; both kinds are read back, so old
 //!   databases need no migration. SQLite keeps a `BLOB` as it is in the
