@@ -1,8 +1,9 @@
-//! How a checkpoint's state is stored: the one place that writes and reads
-//! the `checkpoints.state` column.
+//! How a checkpoint's state is stored: the format of the
+//! `checkpoints.state` column, and the one decoder of it on both databases.
 //!
-//! - **PostgreSQL** stores the JSON as `jsonb`, which the server itself
-//!   compresses once a value passes about 2 KB (TOAST).
+//! - **PostgreSQL** stores the JSON as `jsonb` (bound as `Json` by the
+//!   group-commit writer), which the server itself compresses once a value
+//!   passes about 2 KB (TOAST).
 //! - **SQLite** stores it compressed: LZ4 (`lz4_flex`, pure Rust) in a
 //!   `BLOB` of [`TAG`], the text's length (4 bytes, little-endian) and the
 //!   LZ4 block. A turn writes its state after every node, and on SQLite
