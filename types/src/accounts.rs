@@ -14,11 +14,14 @@ pub struct Account {
     pub role: Role,
     /// A disabled account cannot sign in and has no sessions.
     pub disabled: bool,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub created_at: Timestamp,
     #[serde(default)]
+    #[serde(deserialize_with = "crate::timestamp::option")]
     pub last_sign_in_at: Option<Timestamp>,
     /// Set while failed sign-ins keep the account from signing in.
     #[serde(default)]
+    #[serde(deserialize_with = "crate::timestamp::option")]
     pub locked_until: Option<Timestamp>,
     /// Failed sign-ins counted against the account right now.
     #[serde(default)]
@@ -76,6 +79,7 @@ impl std::fmt::Debug for PasswordChange {
 #[serde(rename_all = "camelCase")]
 pub struct AuditEntry {
     pub id: i64,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub at: Timestamp,
     /// The signed-in user (or `api`, or `system`).
     pub actor: String,

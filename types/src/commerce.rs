@@ -32,6 +32,7 @@ pub struct OrderItem {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogisticsEvent {
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub at: Timestamp,
     pub location: String,
     /// `picked_up`, `in_transit`, `at_sorting_center`, `out_for_delivery`,
@@ -55,8 +56,11 @@ pub struct Order {
     pub carrier: Option<String>,
     pub tracking_number: Option<String>,
     pub shipping_address: String,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub placed_at: Timestamp,
+    #[serde(default, deserialize_with = "crate::timestamp::option")]
     pub promised_by: Option<Timestamp>,
+    #[serde(default, deserialize_with = "crate::timestamp::option")]
     pub delivered_at: Option<Timestamp>,
     /// A logistics anomaly in words, when one was recorded.
     pub anomaly: Option<String>,
@@ -90,6 +94,7 @@ pub struct Ticket {
     pub priority: String,
     pub status: String,
     pub summary: String,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub created_at: Timestamp,
 }
 

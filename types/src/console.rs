@@ -67,6 +67,7 @@ pub struct ConversationSummary {
     pub handling: HandlingState,
     #[serde(default)]
     pub last_message: Option<String>,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub updated_at: Timestamp,
     /// The staff member holding it (handling `human`).
     #[serde(default)]
@@ -115,6 +116,7 @@ pub struct ChatMessage {
     /// The turn that produced this reply, for assistant messages.
     #[serde(default)]
     pub graph_execution_id: Option<String>,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub created_at: Timestamp,
     /// Who wrote it, for agents' replies, notes and handling changes.
     #[serde(default)]
@@ -217,7 +219,9 @@ pub struct RunInfo {
     /// Who cancelled it.
     #[serde(default)]
     pub ended_by: Option<String>,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub created_at: Timestamp,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub updated_at: Timestamp,
 }
 
@@ -278,10 +282,12 @@ pub struct Approval {
     /// The last customer messages, for context.
     #[serde(default)]
     pub context: Vec<ChatMessage>,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub created_at: Timestamp,
     #[serde(default)]
     pub decided_by: Option<String>,
     #[serde(default)]
+    #[serde(deserialize_with = "crate::timestamp::option")]
     pub decided_at: Option<Timestamp>,
     #[serde(default)]
     pub decision_reason: Option<String>,
@@ -290,6 +296,7 @@ pub struct Approval {
     pub rule: String,
     /// When a pending approval's deadline passes (then it ends as expired).
     #[serde(default)]
+    #[serde(deserialize_with = "crate::timestamp::option")]
     pub expires_at: Option<Timestamp>,
     /// What its deadline does: `reject` or `handover`.
     #[serde(default)]
@@ -332,6 +339,7 @@ pub struct CheckpointView {
     /// Ids of the interrupts pending at this checkpoint.
     #[serde(default)]
     pub pending_interrupts: Vec<String>,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub created_at: Timestamp,
 }
 

@@ -11,6 +11,7 @@ use crate::{ConversationSummary, Customer, HandlingState, Order, Ticket, Timesta
 pub struct MemoryFact {
     pub id: i64,
     pub text: String,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub created_at: Timestamp,
     /// Who remembered it: `ai` (the customer asked the AI) or a name.
     #[serde(default)]

@@ -116,6 +116,7 @@ pub struct ApprovalRequired {
     pub rule: String,
     /// When its deadline passes, if its rule sets one.
     #[serde(default)]
+    #[serde(deserialize_with = "crate::timestamp::option")]
     pub expires_at: Option<crate::Timestamp>,
 }
 

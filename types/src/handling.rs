@@ -158,6 +158,7 @@ pub struct CustomerMessage {
     /// The agent's name, for an agent's reply.
     #[serde(default)]
     pub author: Option<String>,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub created_at: Timestamp,
 }
 

@@ -28,6 +28,7 @@
 //!   usernames, new passwords and free text (no control characters).
 //! - [`commerce`]: the shop's data the tools read and write: customers,
 //!   orders, logistics events, tickets, knowledge articles.
+//! - [`timestamp`]: how a [`Timestamp`] field is read back from JSON.
 #![forbid(unsafe_code)]
 
 pub mod accounts;
@@ -41,6 +42,7 @@ pub mod overview;
 pub mod providers;
 pub mod replays;
 pub mod studio;
+pub mod timestamp;
 pub mod trace;
 
 pub use accounts::*;
@@ -57,4 +59,9 @@ pub use studio::*;
 pub use trace::*;
 
 /// A point in time, always UTC, serialised as RFC 3339.
+///
+/// A field of this type (or `Option` of it) is read with
+/// `#[serde(deserialize_with = "crate::timestamp::deserialize")]`
+/// ([`timestamp::option`] for an `Option`), not chrono's own
+/// `Deserialize`: see [`timestamp`] for why.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;

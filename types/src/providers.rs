@@ -70,6 +70,7 @@ pub struct ProviderInfo {
     pub model_listed: Option<bool>,
     /// When the probe ended.
     #[serde(default)]
+    #[serde(deserialize_with = "crate::timestamp::option")]
     pub checked_at: Option<Timestamp>,
 }
 

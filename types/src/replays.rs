@@ -28,9 +28,11 @@ pub struct ReplayFilter {
     pub q: Option<String>,
     /// Turns started at or after this point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "crate::timestamp::option")]
     pub from: Option<Timestamp>,
     /// Turns started before this point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "crate::timestamp::option")]
     pub to: Option<Timestamp>,
     /// Turns that called this tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,6 +71,7 @@ pub struct ReplaySetSummary {
     pub id: String,
     pub name: String,
     pub created_by: String,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub created_at: Timestamp,
     pub turns: u64,
 }
@@ -80,6 +83,7 @@ pub struct ReplaySet {
     pub id: String,
     pub name: String,
     pub created_by: String,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub created_at: Timestamp,
     /// The filter it was made from, if it was.
     #[serde(default)]
@@ -142,6 +146,7 @@ pub struct ReplayRunInfo {
     pub id: String,
     pub set_id: String,
     pub created_by: String,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub created_at: Timestamp,
     pub state: ReplayRunState,
     #[serde(default)]
@@ -151,6 +156,7 @@ pub struct ReplayRunInfo {
     #[serde(default)]
     pub protocol: Option<String>,
     #[serde(default)]
+    #[serde(deserialize_with = "crate::timestamp::option")]
     pub finished_at: Option<Timestamp>,
 }
 

@@ -81,6 +81,7 @@ pub struct StudioRun {
     pub source_graph_execution_id: String,
     pub source_checkpoint_id: String,
     pub created_by: String,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub created_at: Timestamp,
     pub state: StudioRunState,
     /// The edited customer message, when one was given.
@@ -99,6 +100,7 @@ pub struct StudioRun {
     #[serde(default)]
     pub error: Option<String>,
     #[serde(default)]
+    #[serde(deserialize_with = "crate::timestamp::option")]
     pub finished_at: Option<Timestamp>,
 }
 

@@ -52,6 +52,7 @@ pub struct ToolCallRecord {
     pub output: Value,
     pub status: ToolCallStatus,
     /// When the call started (or was proposed, for a pending one).
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub timestamp: Timestamp,
     /// Wall-clock duration of the call; `None` while it has not finished.
     #[serde(default)]
@@ -148,6 +149,7 @@ pub struct PendingToolCall {
     /// When the rule's deadline ends it, if the rule sets one (the service
     /// fills it in when it stores the approval).
     #[serde(default)]
+    #[serde(deserialize_with = "crate::timestamp::option")]
     pub expires_at: Option<crate::Timestamp>,
 }
 
@@ -205,6 +207,7 @@ pub struct ChatTurnTraceResult {
     /// The error that ended the turn, if one did.
     #[serde(default)]
     pub error: Option<String>,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub started_at: Timestamp,
     /// Every LLM call of the turn, in order, as it was sent and answered.
     ///
@@ -283,6 +286,7 @@ pub struct LlmCallRecord {
     /// The short error sentence when the call failed.
     #[serde(default)]
     pub error: Option<String>,
+    #[serde(deserialize_with = "crate::timestamp::deserialize")]
     pub started_at: Timestamp,
     pub latency_ms: u64,
     /// From the request to the first chunk of any kind.

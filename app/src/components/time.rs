@@ -52,6 +52,12 @@ pub fn date_hms(t: &Timestamp) -> String {
     format!("{} {}", date(t), hms(t))
 }
 
+/// `2026-12-01T14:05:09.042Z`: RFC 3339 to the millisecond, for a
+/// `<time datetime>` or a `data-` attribute a script reads.
+pub fn rfc3339(t: &Timestamp) -> String {
+    format!("{}T{}Z", date(t), hms_millis(t))
+}
+
 fn month(t: &Timestamp) -> &'static str {
     MONTHS[t.month0() as usize]
 }
@@ -77,6 +83,14 @@ mod tests {
             assert_eq!(day_month_hm(&t), t.format("%-d %b %H:%M").to_string());
             assert_eq!(date_hm(&t), t.format("%Y-%m-%d %H:%M").to_string());
             assert_eq!(date_hms(&t), t.format("%Y-%m-%d %H:%M:%S").to_string());
+            assert_eq!(rfc3339(&t), t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string());
+            assert_eq!(
+                rfc3339(&t).parse::<Timestamp>().ok(),
+                Some(
+                    t.with_nanosecond(t.nanosecond() / 1_000_000 * 1_000_000)
+                        .unwrap()
+                )
+            );
         }
         let t: Timestamp = "2026-12-01T09:05:03.042Z".parse().unwrap();
         assert_eq!(month_day_hm(&t), "Dec 1, 09:05");

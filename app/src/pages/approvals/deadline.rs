@@ -52,13 +52,13 @@ pub fn Deadline(until: Timestamp, on_expiry: Option<String>) -> impl IntoView {
     view! {
         <p
             data-testid="approval-deadline"
-            data-expires-at=until.to_rfc3339()
+            data-expires-at=crate::components::time::rfc3339(&until)
             class="mb-2 flex flex-wrap items-center gap-2 rounded-lg bg-rose-50 px-3 py-2 text-xs text-rose-800"
         >
             <span>
                 {expiry_words(on_expiry.as_deref())}
                 " "
-                <time datetime=until.to_rfc3339() class="font-medium tabular-nums">
+                <time datetime=crate::components::time::rfc3339(&until) class="font-medium tabular-nums">
                     {format!("{} UTC", crate::components::time::hms(&until))}
                 </time>
             </span>
