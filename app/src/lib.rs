@@ -31,6 +31,8 @@
 //! - [`session`]: who is signed in, the guard that sends signed-out visitors
 //!   to `/login`, and the shared server functions (`whoami`, `logout`).
 //! - [`error`]: [`error::AppError`], what every server function fails with.
+//! - [`call`]: [`call::Call`], a server function called from the page, its
+//!   answer and whether a call is on its way.
 //! - [`sse`]: the browser's live connection to an event stream (hydrate only).
 //! - [`wire`]: [`wire::JsonStr`], how every server function's answer travels
 //!   (JSON, decoded from text like everything else the browser decodes).
@@ -43,6 +45,7 @@
 // LTO) computes their layouts past rustc's default query depth of 128.
 #![recursion_limit = "256"]
 
+pub mod call;
 pub mod components;
 pub mod error;
 pub mod lazy_pages;

@@ -3,8 +3,10 @@
 //! user and sign-out.
 
 use leptos::prelude::*;
+
 use leptos_router::hooks::use_location;
 
+use crate::call::Call;
 use crate::components::server_form::ServerForm;
 use crate::pages::approvals::notify::PendingNotice;
 use crate::session::api::Logout;
@@ -33,9 +35,9 @@ const NAV_LINK: &str = "rounded-md px-3 py-1.5 text-slate-600 hover:bg-slate-100
 
 #[component]
 fn Header(session: Session) -> impl IntoView {
-    let logout = ServerAction::<Logout>::new();
+    let logout = Call::<Logout>::new();
     Effect::new(move |_| {
-        if let Some(Ok(())) = logout.value().get() {
+        if let Some(Ok(())) = logout.answer().get() {
             reload_to("/login");
         }
     });

@@ -8,21 +8,24 @@
 //! (BENCHMARKS.md "Client bundle"). Every form of the console uses this one.
 
 use leptos::prelude::*;
+use leptos::server_fn::error::FromServerFnError;
 use leptos::server_fn::ServerFn;
 
+use crate::call::Call;
+
 /// A `<form method="post">` to `S`'s URL; on submit (once hydrated) it
-/// dispatches `action` with the arguments `input` reads from the form.
+/// calls `action` with the arguments `input` reads from the form.
 #[component]
 pub fn ServerForm<S>(
-    action: ServerAction<S>,
+    action: Call<S>,
     /// The server function's arguments, read from the submitted form.
     input: fn(&web_sys::HtmlFormElement) -> S,
     children: Children,
 ) -> impl IntoView
 where
-    S: ServerFn + Send + Sync + Clone + 'static,
+    S: ServerFn + Send + Sync + 'static,
     S::Output: Send + Sync + 'static,
-    S::Error: Send + Sync + 'static,
+    S::Error: FromServerFnError + Send + Sync + 'static,
 {
     let on_submit = move |ev: web_sys::SubmitEvent| {
         if ev.default_prevented() {

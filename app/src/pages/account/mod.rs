@@ -6,6 +6,7 @@ pub mod api;
 
 use leptos::prelude::*;
 
+use crate::call::Call;
 use crate::components::layout::Layout;
 use crate::components::server_form::{field, ServerForm};
 use crate::session::{reload_to, Authed, Session};
@@ -26,10 +27,10 @@ const INPUT: &str = "w-full rounded-lg border border-slate-300 px-3 py-2 focus:b
 #[component]
 fn AccountBody(session: Session) -> impl IntoView {
     let username = session.user.username.clone();
-    let change = ServerAction::<ChangePassword>::new();
-    let everywhere = ServerAction::<SignOutEverywhere>::new();
+    let change = Call::<ChangePassword>::new();
+    let everywhere = Call::<SignOutEverywhere>::new();
     Effect::new(move |_| {
-        if let Some(Ok(())) = everywhere.value().get() {
+        if let Some(Ok(())) = everywhere.answer().get() {
             reload_to("/login");
         }
     });
@@ -52,7 +53,7 @@ fn AccountBody(session: Session) -> impl IntoView {
         let new = new_password.get();
         !new.is_empty() && problem().is_none() && confirm.get() == new
     };
-    let outcome = move || change.value().get();
+    let outcome = move || change.answer().get();
     view! {
         <Layout session>
             <main class="mx-auto max-w-xl space-y-6 p-4 lg:p-6">

@@ -16,6 +16,7 @@ mod issued;
 use aics_types::{Account, IssuedPassword, Role, Timestamp};
 use leptos::prelude::*;
 
+use crate::call::Call;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::components::server_form::{field, ServerForm};
@@ -62,17 +63,17 @@ pub(crate) fn when(at: &Timestamp) -> String {
 
 #[component]
 fn Accounts(me: String) -> impl IntoView {
-    let create = ServerAction::<CreateAccount>::new();
-    let disable = ServerAction::<SetDisabled>::new();
-    let reset = ServerAction::<ResetPassword>::new();
-    let unlock = ServerAction::<UnlockAccount>::new();
+    let create = Call::<CreateAccount>::new();
+    let disable = Call::<SetDisabled>::new();
+    let reset = Call::<ResetPassword>::new();
+    let unlock = Call::<UnlockAccount>::new();
     let accounts = Resource::new(
         move || {
             (
-                create.version().get(),
-                disable.version().get(),
-                reset.version().get(),
-                unlock.version().get(),
+                create.answered().get(),
+                disable.answered().get(),
+                reset.answered().get(),
+                unlock.answered().get(),
             )
         },
         |_| list_accounts(),
@@ -80,21 +81,21 @@ fn Accounts(me: String) -> impl IntoView {
     // The last password issued here (new account or reset), shown once.
     let issued = RwSignal::new(None::<IssuedPassword>);
     Effect::new(move |_| {
-        if let Some(Ok(p)) = create.value().get() {
+        if let Some(Ok(p)) = create.answer().get() {
             issued.set(Some(p));
         }
     });
     Effect::new(move |_| {
-        if let Some(Ok(p)) = reset.value().get() {
+        if let Some(Ok(p)) = reset.answer().get() {
             issued.set(Some(p));
         }
     });
     let error = move || {
         [
-            create.value().get().and_then(Result::err),
-            disable.value().get().and_then(|r| r.err()),
-            reset.value().get().and_then(Result::err),
-            unlock.value().get().and_then(|r| r.err()),
+            create.answer().get().and_then(Result::err),
+            disable.answer().get().and_then(|r| r.err()),
+            reset.answer().get().and_then(Result::err),
+            unlock.answer().get().and_then(|r| r.err()),
         ]
         .into_iter()
         .flatten()
@@ -172,9 +173,9 @@ fn Accounts(me: String) -> impl IntoView {
 fn AccountRow(
     account: Account,
     me: String,
-    disable: ServerAction<SetDisabled>,
-    reset: ServerAction<ResetPassword>,
-    unlock: ServerAction<UnlockAccount>,
+    disable: Call<SetDisabled>,
+    reset: Call<ResetPassword>,
+    unlock: Call<UnlockAccount>,
 ) -> impl IntoView {
     let name = account.username.clone();
     let is_me = name == me;

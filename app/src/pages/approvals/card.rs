@@ -5,17 +5,19 @@
 
 use aics_types::{Approval, ApprovalDecision, ApprovalStatus, MessageRole};
 use leptos::prelude::*;
+
 use serde_json::Value;
 
 use super::api::DecideApproval;
 use super::deadline::Deadline;
+use crate::call::Call;
 use crate::components::badges::ApprovalStatusPill;
 use crate::components::json::pretty_json;
 use crate::components::timeline::ToolCard;
 
 /// One pending approval: context, editable arguments, approve / reject.
 #[component]
-pub fn ApprovalCard(approval: Approval, decide: ServerAction<DecideApproval>) -> impl IntoView {
+pub fn ApprovalCard(approval: Approval, decide: Call<DecideApproval>) -> impl IntoView {
     let proposed = approval.proposed_args.clone();
     let original = pretty_json(&proposed);
     let args_text = RwSignal::new(original.clone());

@@ -23,6 +23,7 @@ pub mod notify;
 
 use leptos::prelude::*;
 
+use crate::call::Call;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::components::live_dot::LiveDot;
@@ -65,16 +66,16 @@ fn ApprovalsBody(session: Session) -> impl IntoView {
 
 #[component]
 fn ApprovalQueue() -> impl IntoView {
-    let decide = ServerAction::<DecideApproval>::new();
+    let decide = Call::<DecideApproval>::new();
     // Bumped by the live queue's events.
     let live_version = RwSignal::new(0u32);
     let connected = RwSignal::new(false);
     let approvals = Resource::new(
-        move || (decide.version().get(), live_version.get()),
+        move || (decide.answered().get(), live_version.get()),
         |_| pending_approvals(),
     );
     let decided = Resource::new(
-        move || (decide.version().get(), live_version.get()),
+        move || (decide.answered().get(), live_version.get()),
         |_| decided_approvals(),
     );
 
@@ -95,7 +96,7 @@ fn ApprovalQueue() -> impl IntoView {
         Effect::new(move |_| keys::install());
     }
 
-    let last_error = move || match decide.value().get() {
+    let last_error = move || match decide.answer().get() {
         Some(Err(e)) => Some(e.message),
         _ => None,
     };

@@ -16,8 +16,10 @@ pub mod state;
 
 use aics_types::{CustomerChat, CustomerMessage, MessageRole, Timestamp, WithHtml};
 use leptos::prelude::*;
+
 use leptos_router::hooks::use_params_map;
 
+use crate::call::Call;
 use crate::components::markdown::Markdown;
 use crate::components::server_form::{field, ServerForm};
 use api::{load_customer_chat, CustomerSend, StartChat};
@@ -90,13 +92,13 @@ fn ChatFrame(lang: String, children: Children) -> impl IntoView {
 /// `/chat`: name and email, then the conversation.
 #[component]
 pub fn ChatStartPage() -> impl IntoView {
-    let start = ServerAction::<StartChat>::new();
+    let start = Call::<StartChat>::new();
     Effect::new(move |_| {
-        if let Some(Ok(link)) = start.value().get() {
+        if let Some(Ok(link)) = start.answer().get() {
             crate::session::reload_to(&link.path);
         }
     });
-    let error = move || match start.value().get() {
+    let error = move || match start.answer().get() {
         Some(Err(e)) => Some(e.message),
         _ => None,
     };
@@ -213,9 +215,9 @@ fn LiveChat(loaded: WithHtml<CustomerChat>, token: String) -> impl IntoView {
         on_cleanup(move || stream.dispose());
     }
 
-    let send_action = ServerAction::<CustomerSend>::new();
+    let send_action = Call::<CustomerSend>::new();
     let error = RwSignal::new(None::<String>);
-    Effect::new(move |_| match send_action.value().get() {
+    Effect::new(move |_| match send_action.answer().get() {
         Some(Err(e)) => {
             state.update(|s| s.send_failed());
             error.set(Some(e.message));

@@ -4,9 +4,11 @@
 
 use aics_types::{ApprovalDecision, PendingToolCall};
 use leptos::prelude::*;
+
 use serde_json::Value;
 
 use super::live::Chat;
+use crate::call::Call;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::json::{pretty_json, JsonBlock};
 use crate::pages::approvals::api::DecideApproval;
@@ -18,9 +20,9 @@ pub fn PendingApprovals(chat: Chat, supervisor: bool) -> impl IntoView {
     let state = chat.state;
     let waiting = Memo::new(move |_| state.with(|s| s.waiting()));
     let resuming = Memo::new(move |_| state.with(|s| s.resuming()));
-    let decide = ServerAction::<DecideApproval>::new();
+    let decide = Call::<DecideApproval>::new();
     let decide_error = RwSignal::new(None::<String>);
-    Effect::new(move |_| match decide.value().get() {
+    Effect::new(move |_| match decide.answer().get() {
         Some(Err(e)) => {
             decide_error.set(Some(e.message));
             state.update(|s| s.decision_failed());
@@ -49,7 +51,7 @@ fn PendingCall(
     call: PendingToolCall,
     chat: Chat,
     supervisor: bool,
-    decide: ServerAction<DecideApproval>,
+    decide: Call<DecideApproval>,
     decide_error: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let reason = RwSignal::new(String::new());

@@ -6,6 +6,8 @@
 
 use leptos::prelude::*;
 
+use crate::call::Call;
+
 use super::api::CancelTurn;
 use super::live::Chat;
 
@@ -14,15 +16,15 @@ use super::live::Chat;
 #[component]
 pub fn CancelTurnControl(chat: Chat) -> impl IntoView {
     let active = Memo::new(move |_| chat.state.with(|s| s.active_run()));
-    let cancel = ServerAction::<CancelTurn>::new();
+    let cancel = Call::<CancelTurn>::new();
     let asking = RwSignal::new(false);
     let reason = RwSignal::new(String::new());
-    let error = Memo::new(move |_| match cancel.value().get() {
+    let error = Memo::new(move |_| match cancel.answer().get() {
         Some(Err(e)) => Some(e.message),
         _ => None,
     });
     Effect::new(move |_| {
-        if let Some(Ok(_)) = cancel.value().get() {
+        if let Some(Ok(_)) = cancel.answer().get() {
             asking.set(false);
             reason.set(String::new());
         }

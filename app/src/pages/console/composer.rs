@@ -12,6 +12,7 @@ use leptos::prelude::*;
 use super::api::SendMessage;
 use super::live::{now, Chat};
 use super::state::SendRefused;
+use crate::call::Call;
 use crate::components::icons::{Icon, IconKind};
 use crate::session::reload_to;
 
@@ -28,7 +29,7 @@ pub fn Composer(chat: Chat) -> impl IntoView {
     let error = Memo::new(move |_| state.with(|s| s.error.clone()));
     let composer = NodeRef::<leptos::html::Textarea>::new();
 
-    let send_action = ServerAction::<SendMessage>::new();
+    let send_action = Call::<SendMessage>::new();
     let send = move || {
         if !connected.get_untracked() {
             return;
@@ -45,7 +46,7 @@ pub fn Composer(chat: Chat) -> impl IntoView {
             });
         }
     };
-    Effect::new(move |_| match send_action.value().get() {
+    Effect::new(move |_| match send_action.answer().get() {
         Some(Ok(accepted)) => chat.update(|s| s.send_accepted(accepted)),
         Some(Err(e)) => {
             if e.is_unauthorized() {

@@ -11,6 +11,7 @@ use leptos::prelude::*;
 
 use super::api::{list_conversations, search_conversations, CreateConversation};
 use super::state::UNTITLED;
+use crate::call::Call;
 use crate::components::badges::HandlingBadge;
 use crate::components::errors::or_alert;
 use crate::components::icons::{Icon, IconKind};
@@ -20,7 +21,7 @@ use crate::session::reload_to;
 /// The conversation list; `refresh` reloads it.
 #[component]
 pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -> impl IntoView {
-    let create = ServerAction::<CreateConversation>::new();
+    let create = Call::<CreateConversation>::new();
     // The inbox's search and handling filter: empty (as on the server)
     // lists every conversation.
     let text = RwSignal::new(String::new());
@@ -33,7 +34,7 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
         move || {
             (
                 refresh.get(),
-                create.version().get(),
+                create.answered().get(),
                 text.get(),
                 handling.get(),
                 shown.get(),
@@ -55,13 +56,13 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
     );
     // On success the server function redirects to the new conversation.
     Effect::new(move |_| {
-        if let Some(Err(e)) = create.value().get() {
+        if let Some(Err(e)) = create.answer().get() {
             if e.is_unauthorized() {
                 reload_to("/login");
             }
         }
     });
-    let create_error = move || match create.value().get() {
+    let create_error = move || match create.answer().get() {
         Some(Err(e)) if !e.is_unauthorized() => Some(e.message),
         _ => None,
     };
@@ -162,7 +163,7 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
 /// "New": a plain form post, so it works as soon as the page is visible;
 /// once the page's script runs, the same form is sent without a reload.
 #[component]
-fn NewConversation(create: ServerAction<CreateConversation>) -> impl IntoView {
+fn NewConversation(create: Call<CreateConversation>) -> impl IntoView {
     view! {
         <ServerForm action=create input=|_| CreateConversation {}>
             <button

@@ -10,6 +10,8 @@
 use aics_types::{CustomerPanel, CustomerProfile};
 use leptos::prelude::*;
 
+use crate::call::Call;
+
 use super::api::{list_customers, load_customer_panel, ForgetMemory, SetCustomer};
 use super::live::Chat;
 
@@ -39,10 +41,10 @@ pub fn CustomerPanelView(chat: Chat) -> impl IntoView {
     });
     #[cfg(not(feature = "hydrate"))]
     let _ = (list_customers, load_customer_panel, turns);
-    let set = ServerAction::<SetCustomer>::new();
-    let forget = ServerAction::<ForgetMemory>::new();
+    let set = Call::<SetCustomer>::new();
+    let forget = Call::<ForgetMemory>::new();
     let error = RwSignal::new(None::<String>);
-    Effect::new(move |_| match set.value().get() {
+    Effect::new(move |_| match set.answer().get() {
         Some(Ok(_)) => {
             error.set(None);
             version.update(|v| *v += 1);
@@ -50,7 +52,7 @@ pub fn CustomerPanelView(chat: Chat) -> impl IntoView {
         Some(Err(e)) => error.set(Some(e.message)),
         None => {}
     });
-    Effect::new(move |_| match forget.value().get() {
+    Effect::new(move |_| match forget.answer().get() {
         Some(Ok(())) => version.update(|v| *v += 1),
         Some(Err(e)) => error.set(Some(e.message)),
         None => {}
@@ -79,7 +81,7 @@ fn PanelBody(
     panel: CustomerPanel,
     all: Vec<aics_types::Customer>,
     choose: impl Fn(String) + Copy + Send + Sync + 'static,
-    forget: ServerAction<ForgetMemory>,
+    forget: Call<ForgetMemory>,
 ) -> impl IntoView {
     let current = panel.profile.as_ref().map(|p| p.customer.id.clone());
     let picked = RwSignal::new(current.clone().unwrap_or_default());
@@ -136,7 +138,7 @@ fn PanelBody(
 }
 
 #[component]
-fn Profile(profile: CustomerProfile, forget: ServerAction<ForgetMemory>) -> impl IntoView {
+fn Profile(profile: CustomerProfile, forget: Call<ForgetMemory>) -> impl IntoView {
     let c = profile.customer;
     let customer_id = StoredValue::new(c.id.clone());
     view! {

@@ -10,6 +10,7 @@ use leptos::prelude::*;
 use super::api::{AddNote, ChangeHandling, DraftReply, NewChatLink, ReplyAsAgent};
 use super::live::Chat;
 use super::state::Effects;
+use crate::call::Call;
 use crate::components::badges::HandlingBadge;
 use crate::session::Session;
 
@@ -24,8 +25,8 @@ pub fn HandlingBar(chat: Chat, session: Session) -> impl IntoView {
             && me.with_value(|m| assignee.get().as_deref() == Some(m.as_str()))
     });
     let error = RwSignal::new(None::<String>);
-    let change = ServerAction::<ChangeHandling>::new();
-    Effect::new(move |_| match change.value().get() {
+    let change = Call::<ChangeHandling>::new();
+    Effect::new(move |_| match change.answer().get() {
         Some(Ok(summary)) => {
             error.set(None);
             chat.update(|s| {
@@ -82,10 +83,10 @@ fn StaffBox(chat: Chat, mine: Memo<bool>) -> impl IntoView {
     let state = chat.state;
     let text = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
-    let reply = ServerAction::<ReplyAsAgent>::new();
-    let note = ServerAction::<AddNote>::new();
-    let draft = ServerAction::<DraftReply>::new();
-    Effect::new(move |_| match draft.value().get() {
+    let reply = Call::<ReplyAsAgent>::new();
+    let note = Call::<AddNote>::new();
+    let draft = Call::<DraftReply>::new();
+    Effect::new(move |_| match draft.answer().get() {
         Some(Ok(suggested)) => {
             error.set(None);
             text.set(suggested);
@@ -107,8 +108,8 @@ fn StaffBox(chat: Chat, mine: Memo<bool>) -> impl IntoView {
             Some(Err(e)) => error.set(Some(e.message)),
             None => {}
         };
-    Effect::new(move |_| done(reply.value().get()));
-    Effect::new(move |_| done(note.value().get()));
+    Effect::new(move |_| done(reply.answer().get()));
+    Effect::new(move |_| done(note.answer().get()));
     let session_id = move || state.with_untracked(|s| s.session_id().to_string());
     view! {
         <div data-testid="staff-box" class="border-b border-slate-200 bg-slate-50 px-4 py-2">
@@ -167,10 +168,10 @@ fn StaffBox(chat: Chat, mine: Memo<bool>) -> impl IntoView {
 /// copies it (an earlier link stops working).
 #[component]
 fn CustomerLink(chat: Chat) -> impl IntoView {
-    let mint = ServerAction::<NewChatLink>::new();
+    let mint = Call::<NewChatLink>::new();
     let shown = RwSignal::new(None::<String>);
     Effect::new(move |_| {
-        if let Some(Ok(link)) = mint.value().get() {
+        if let Some(Ok(link)) = mint.answer().get() {
             #[cfg(feature = "hydrate")]
             let url = web_sys::window()
                 .and_then(|w| w.location().origin().ok())

@@ -4,8 +4,10 @@
 pub mod api;
 
 use leptos::prelude::*;
+
 use leptos_router::components::Redirect;
 
+use crate::call::Call;
 use crate::components::errors::PageLoading;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::server_form::{field, ServerForm};
@@ -30,13 +32,13 @@ pub fn LoginPage() -> impl IntoView {
 
 #[component]
 fn LoginForm() -> impl IntoView {
-    let login = ServerAction::<Login>::new();
+    let login = Call::<Login>::new();
     Effect::new(move |_| {
-        if let Some(Ok(_)) = login.value().get() {
+        if let Some(Ok(_)) = login.answer().get() {
             reload_to("/");
         }
     });
-    let error = move || match login.value().get() {
+    let error = move || match login.answer().get() {
         Some(Err(e)) => Some(e.message),
         _ => None,
     };

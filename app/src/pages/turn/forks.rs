@@ -14,6 +14,7 @@
 use aics_types::{ChatTurnTraceResult, CheckpointView, ProviderInfo, StudioRunState};
 use leptos::prelude::*;
 
+use crate::call::Call;
 use crate::components::poll::poll_every;
 use serde_json::Value;
 
@@ -78,9 +79,9 @@ pub fn ForksPanel(gid: String, original: ChatTurnTraceResult, target: ForkTarget
             forks.set(Some(result));
         })
     };
-    let start = ServerAction::<StartFork>::new();
+    let start = Call::<StartFork>::new();
     Effect::new(move |_| {
-        if let Some(Ok(_)) = start.value().get() {
+        if let Some(Ok(_)) = start.answer().get() {
             target.0.set(None);
             version.update(|v| *v += 1);
         }
@@ -149,7 +150,7 @@ pub fn preselected(providers: &[ProviderInfo], model: &str) -> Option<String> {
 fn ForkForm(
     gid: String,
     from: ForkFrom,
-    start: ServerAction<StartFork>,
+    start: Call<StartFork>,
     target: ForkTarget,
     /// The model that answered the turn (`trace.model`).
     turn_model: String,
@@ -191,7 +192,7 @@ fn ForkForm(
             provider: provider.get_untracked(),
         });
     };
-    let error = move || match start.value().get() {
+    let error = move || match start.answer().get() {
         Some(Err(e)) => e.to_string(),
         _ => String::new(),
     };
