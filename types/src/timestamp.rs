@@ -42,6 +42,16 @@ pub fn parse(text: &str) -> Option<Timestamp> {
     parsed
 }
 
+/// An `Option<Timestamp>` read as [`option`] reads it, for the decoders
+/// written by hand (`event::decode`).
+pub(crate) struct OptionalTimestamp(pub(crate) Option<Timestamp>);
+
+impl<'de> Deserialize<'de> for OptionalTimestamp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        option(d).map(Self)
+    }
+}
+
 struct Read(Timestamp);
 
 impl<'de> Deserialize<'de> for Read {

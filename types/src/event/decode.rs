@@ -54,30 +54,37 @@ impl<'de> Visitor<'de> for EventVisitor {
 fn fields<'de, A: MapAccess<'de>>(kind: Kind, mut map: A) -> Result<AgentEvent, A::Error> {
     // For each named field: a slot, filled from the input, then the event
     // built from the slots (`= default` where the field may be missing).
-    // `box` builds a variant whose fields are a boxed struct of its name.
+    // `box` builds a variant whose fields are a boxed struct of its name;
+    // `field: Via` reads the field as `Via` and takes its `.0`.
     macro_rules! event {
-        ($variant:ident { $($field:ident $(= $default:expr)?),* $(,)? }) => {{
-            event!(@read $($field),*);
+        ($variant:ident { $($field:ident $(: $via:ty)? $(= $default:expr)?),* $(,)? }) => {{
+            event!(@read $($field $(: $via)?),*);
             AgentEvent::$variant {
                 $($field: event!(@take $field $(, $default)?),)*
             }
         }};
-        (box $variant:ident { $($field:ident $(= $default:expr)?),* $(,)? }) => {{
-            event!(@read $($field),*);
+        (box $variant:ident { $($field:ident $(: $via:ty)? $(= $default:expr)?),* $(,)? }) => {{
+            event!(@read $($field $(: $via)?),*);
             AgentEvent::$variant(Box::new(super::$variant {
                 $($field: event!(@take $field $(, $default)?),)*
             }))
         }};
-        (@read $($field:ident),*) => {
+        (@read $($field:ident $(: $via:ty)?),*) => {
             $(let mut $field = None;)*
             while let Some(key) = map.next_key::<Key>()? {
                 match key {
-                    $(Key::$field => $field = Some(map.next_value()?),)*
+                    $(Key::$field => $field = Some(event!(@value $($via)?)),)*
                     _ => {
                         map.next_value::<IgnoredAny>()?;
                     }
                 }
             }
+        };
+        (@value) => {
+            map.next_value()?
+        };
+        (@value $via:ty) => {
+            map.next_value::<$via>()?.0
         };
         (@take $field:ident) => {
             $field.ok_or_else(|| de::Error::missing_field(stringify!($field)))?
@@ -124,7 +131,7 @@ fn fields<'de, A: MapAccess<'de>>(kind: Kind, mut map: A) -> Result<AgentEvent, 
             graph_execution_id,
             reason = String::new(),
             rule = String::new(),
-            expires_at = None,
+            expires_at: crate::timestamp::OptionalTimestamp = None,
         }),
         Kind::ApprovalDecided => event!(box ApprovalDecided {
             id,
