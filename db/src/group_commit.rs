@@ -14,17 +14,25 @@
 //! Under no load there is nothing to share: a caller that finds the writer
 //! idle and nothing queued writes its rows itself, holding the writer's
 //! slot, which saves the hop to the writer task and back (a sequential run
-//! on SQLite is bound by that hop). The writer takes the same slot before
-//! each batch, so a direct write and a batch never overlap. A run has at
-//! most one write in flight (aics_graph's durability modes), so its own
-//! writes stay in order whichever way each one goes.
+//! on SQLite is bound by that hop). "No load" is judged by who wrote last:
+//! the caller's own thread, or nobody for [`ALONE_AFTER`]. When other
+//! threads' writes come closer together than that, runs are writing side
+//! by side, and a write that went directly would commit alone each time (on
+//! SQLite a direct write finishes within one poll, so the writer is nearly
+//! always idle when looked at): those go through the queue and share
+//! commits. The writer takes the same slot before each batch, so a direct
+//! write and a batch never overlap. A run has at most one write in flight
+//! (aics_graph's durability modes), so its own writes stay in order
+//! whichever way each one goes.
 //!
 //! A failed batch is retried caller by caller, so one caller's bad row (say
 //! a state PostgreSQL's `jsonb` refuses) fails that caller alone. Each
 //! caller's rows are written all or none, in the order given.
 
+use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use aics_graph::Checkpoint;
 use sqlx::types::Json;
@@ -40,6 +48,11 @@ const ROWS_PER_STATEMENT: usize = 64;
 /// Rows per transaction: a batch stops growing here, so one commit never
 /// holds the database for long.
 const ROWS_PER_BATCH: usize = 512;
+/// How long after another thread's write a caller counts as alone and may
+/// write directly: far above the gap between two runs' checkpoints when
+/// several run at once (tens of microseconds), below the pause between a
+/// client's turns.
+const ALONE_AFTER: Duration = Duration::from_micros(500);
 
 /// One caller's write.
 struct Job {
@@ -68,6 +81,10 @@ struct Counters {
     rows: AtomicU64,
     /// Jobs handed to the writer that it has not yet taken.
     queued: AtomicUsize,
+    /// The last write's thread (hashed) and when it came (microseconds
+    /// since the writer's `started`).
+    last_thread: AtomicU64,
+    last_at: AtomicU64,
 }
 
 /// The writer of one database's checkpoints. Cheap to clone; clones share
@@ -80,6 +97,9 @@ pub(crate) struct GroupCommit {
     /// directly.
     slot: Arc<tokio::sync::Mutex<()>>,
     counters: Arc<Counters>,
+    /// Hashes thread ids for `Counters::last_thread`.
+    hasher: RandomState,
+    started: Instant,
 }
 
 impl std::fmt::Debug for GroupCommit {
@@ -98,6 +118,8 @@ impl GroupCommit {
             queue: Arc::default(),
             slot: Arc::default(),
             counters: Arc::default(),
+            hasher: RandomState::new(),
+            started: Instant::now(),
         }
     }
 
@@ -116,7 +138,14 @@ impl GroupCommit {
         if rows.is_empty() {
             return Ok(());
         }
-        if self.counters.queued.load(Ordering::Acquire) == 0 {
+        let result = self.write_rows(rows).await;
+        // The gap `alone` measures runs from the end of the last write.
+        self.counters.last_at.store(self.now(), Ordering::Relaxed);
+        result
+    }
+
+    async fn write_rows(&self, rows: Vec<Checkpoint>) -> Result<(), DbError> {
+        if self.alone(&rows[0].thread_id) && self.counters.queued.load(Ordering::Acquire) == 0 {
             if let Ok(_slot) = self.slot.try_lock() {
                 self.counters.jobs.fetch_add(1, Ordering::Relaxed);
                 self.counters.direct.fetch_add(1, Ordering::Relaxed);
@@ -138,6 +167,23 @@ impl GroupCommit {
                 "the checkpoint writer stopped before it answered".into(),
             ))
         })
+    }
+
+    /// Whether a write of `thread` finds no other run writing: there was
+    /// no write yet, or the last (begun or ended) was `thread`'s own, or
+    /// it was more than [`ALONE_AFTER`] ago. Notes this write as the last.
+    fn alone(&self, thread: &str) -> bool {
+        let me = self.hasher.hash_one(thread);
+        let now = self.now();
+        let last = self.counters.last_thread.swap(me, Ordering::Relaxed);
+        let at = self.counters.last_at.swap(now, Ordering::Relaxed);
+        // 0: nobody has written yet.
+        last == 0 || last == me || now.saturating_sub(at) > ALONE_AFTER.as_micros() as u64
+    }
+
+    /// Microseconds since the writer was made.
+    fn now(&self) -> u64 {
+        self.started.elapsed().as_micros() as u64
     }
 
     /// Hands a job to the writer, starting one when there is none (the
