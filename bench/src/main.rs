@@ -109,12 +109,27 @@ fn parse_args() -> Result<Args, BenchError> {
 /// Where the checkpoints go, and what happens after a turn.
 struct Store {
     checkpointer: Arc<dyn Checkpointer>,
+    /// The SQL stores' checkpointer, whose group-commit writer's counts are
+    /// printed after each phase (how many writes shared a commit).
+    sql: Option<Arc<aics_db::SqlCheckpointer>>,
     /// The in-memory store: finished threads are checked and dropped, so
     /// memory stays flat (LangGraph's `none` variant keeps nothing at all).
     memory: Option<Arc<MemoryCheckpointer>>,
 }
 
 impl Store {
+    /// `# writer after <phase>: jobs=… batches=… direct=… rows=…` (since
+    /// the start), for the SQL stores.
+    fn print_writer_stats(&self, phase: &str) {
+        if let Some(sql) = &self.sql {
+            let s = sql.writer_stats();
+            eprintln!(
+                "# writer after {phase}: jobs={} batches={} direct={} rows={}",
+                s.jobs, s.batches, s.direct, s.rows
+            );
+        }
+    }
+
     fn after_turn(&self, thread_id: &str) -> Result<(), workload::TurnError> {
         if let Some(memory) = &self.memory {
             let found = memory.remove_thread(thread_id);
@@ -142,6 +157,7 @@ async fn make_store(variant: &str) -> Result<Store, BenchError> {
         "memory" => {
             let memory = Arc::new(MemoryCheckpointer::new());
             Ok(Store {
+                sql: None,
                 checkpointer: memory.clone(),
                 memory: Some(memory),
             })
@@ -173,8 +189,10 @@ async fn make_store(variant: &str) -> Result<Store, BenchError> {
 async fn sql_store(url: &str) -> Result<Store, BenchError> {
     let db = aics_db::Database::connect(url).await?;
     db.migrate().await?;
+    let sql = Arc::new(aics_db::SqlCheckpointer::new(db));
     Ok(Store {
-        checkpointer: Arc::new(aics_db::SqlCheckpointer::new(db)),
+        sql: Some(sql.clone()),
+        checkpointer: sql,
         memory: None,
     })
 }
@@ -215,6 +233,7 @@ async fn run(args: Args) -> Result<(), BenchError> {
         }
     }
     let seq_elapsed = t0.elapsed().as_secs_f64();
+    store.print_writer_stats("sequential");
     lat.sort_by(f64::total_cmp);
     let seq_tps = lat.len() as f64 / seq_elapsed;
 
@@ -240,6 +259,7 @@ async fn run(args: Args) -> Result<(), BenchError> {
         clat.extend(w.await??);
     }
     let conc_elapsed = t0.elapsed().as_secs_f64();
+    store.print_writer_stats("concurrent");
     clat.sort_by(f64::total_cmp);
     let conc_tps = clat.len() as f64 / conc_elapsed;
 
