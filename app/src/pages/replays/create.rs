@@ -29,14 +29,16 @@ const OUTCOMES: [StopReason; 5] = [
 ];
 
 /// The start of a `YYYY-MM-DD` day (UTC), `days` days later; none when
-/// blank or malformed.
+/// blank or malformed. Read as that day's midnight by
+/// `aics_types::timestamp::parse`, not chrono's `%Y-%m-%d` parser, whose
+/// code would come to the browser for this one field.
 fn day_start(text: &str, days: i64) -> Option<Timestamp> {
-    let day = chrono::NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").ok()?;
-    Some(
-        (day + chrono::Duration::days(days))
-            .and_hms_opt(0, 0, 0)?
-            .and_utc(),
-    )
+    let text = text.trim();
+    if text.len() != 10 {
+        return None;
+    }
+    let day = aics_types::timestamp::parse(&format!("{text}T00:00:00Z"))?;
+    day.checked_add_signed(chrono::TimeDelta::try_days(days)?)
 }
 
 /// The filter the fields describe.
@@ -206,6 +208,21 @@ mod tests {
         assert_eq!(f.tool, None);
         assert_eq!(f.outcome, Some(StopReason::Error));
         assert_eq!(filter_of("", "", "x", "", ""), ReplayFilter::default());
+        for bad in [
+            "2026-13-01",
+            "2026-12-1",
+            "2026-12-01T00",
+            "12/01/2026",
+            "2026-02-30",
+        ] {
+            assert_eq!(day_start(bad, 0), None, "{bad}");
+        }
+        assert_eq!(
+            day_start(" 2026-12-31 ", 1)
+                .map(|t| t.to_rfc3339())
+                .as_deref(),
+            Some("2027-01-01T00:00:00+00:00")
+        );
         assert_eq!(ids_of("a\nb, c  "), ["a", "b", "c"]);
     }
 }
