@@ -14,24 +14,15 @@
 //! Under no load there is nothing to share: a caller that finds the writer
 //! idle and nothing queued writes its rows itself, holding the writer's
 //! slot, which saves the hop to the writer task and back (a sequential run
-//! on SQLite is bound by that hop). "No load" is judged by who wrote since
-//! the caller's thread (its run) last did. Nobody, or this is the thread's
-//! first write: it goes directly. Another thread: runs are writing side by
-//! side, and their writes would otherwise each commit alone (on SQLite a
-//! direct write finishes within one poll, so the writer is nearly always
-//! idle when looked at), so the write goes through the queue and shares a
-//! commit. Runs one after another (a client's turns back to back) never
-//! find another thread's write between two of their own, so they never pay
-//! the hop. The writer takes the same slot before each batch, so a direct
-//! write and a batch never overlap. A run has at most one write in flight
-//! (aics_graph's durability modes), so its own writes stay in order
-//! whichever way each one goes.
+//! on SQLite is bound by that hop). The writer takes the same slot before
+//! each batch, so a direct write and a batch never overlap. A run has at
+//! most one write in flight (aics_graph's durability modes), so its own
+//! writes stay in order whichever way each one goes.
 //!
 //! A failed batch is retried caller by caller, so one caller's bad row (say
 //! a state PostgreSQL's `jsonb` refuses) fails that caller alone. Each
 //! caller's rows are written all or none, in the order given.
 
-use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -49,10 +40,6 @@ const ROWS_PER_STATEMENT: usize = 64;
 /// Rows per transaction: a batch stops growing here, so one commit never
 /// holds the database for long.
 const ROWS_PER_BATCH: usize = 512;
-/// How many threads `Recent` remembers: above the number of runs that
-/// write side by side on one database in practice (past it, a run's
-/// writes are taken for first writes and go directly, as before).
-const RECENT_THREADS: usize = 64;
 
 /// One caller's write.
 struct Job {
@@ -81,33 +68,6 @@ struct Counters {
     rows: AtomicU64,
     /// Jobs handed to the writer that it has not yet taken.
     queued: AtomicUsize,
-    recent: Mutex<Recent>,
-}
-
-/// The threads that wrote last (hashed), the most recent first.
-#[derive(Default)]
-struct Recent(Vec<u64>);
-
-impl Recent {
-    /// Notes that `me` begins a write, and says whether it counts as
-    /// alone: `me` wrote last, or has not written lately (its first write).
-    /// `false` when another thread wrote since `me` last did.
-    fn begin(&mut self, me: u64) -> bool {
-        let at = self.0.iter().position(|&thread| thread == me);
-        self.touch(me);
-        at.is_none_or(|at| at == 0)
-    }
-
-    /// Notes that `me` wrote.
-    fn touch(&mut self, me: u64) {
-        match self.0.iter().position(|&thread| thread == me) {
-            Some(at) => self.0[..=at].rotate_right(1),
-            None => {
-                self.0.truncate(RECENT_THREADS - 1);
-                self.0.insert(0, me);
-            }
-        }
-    }
 }
 
 /// The writer of one database's checkpoints. Cheap to clone; clones share
@@ -120,8 +80,6 @@ pub(crate) struct GroupCommit {
     /// directly.
     slot: Arc<tokio::sync::Mutex<()>>,
     counters: Arc<Counters>,
-    /// Hashes thread ids for `Counters::recent`.
-    hasher: RandomState,
 }
 
 impl std::fmt::Debug for GroupCommit {
@@ -140,7 +98,6 @@ impl GroupCommit {
             queue: Arc::default(),
             slot: Arc::default(),
             counters: Arc::default(),
-            hasher: RandomState::new(),
         }
     }
 
@@ -159,15 +116,7 @@ impl GroupCommit {
         if rows.is_empty() {
             return Ok(());
         }
-        let me = self.hasher.hash_one(&rows[0].thread_id);
-        let alone = self.recent().begin(me);
-        let result = self.write_rows(rows, alone).await;
-        self.recent().touch(me);
-        result
-    }
-
-    async fn write_rows(&self, rows: Vec<Checkpoint>, alone: bool) -> Result<(), DbError> {
-        if alone && self.counters.queued.load(Ordering::Acquire) == 0 {
+        if self.counters.queued.load(Ordering::Acquire) == 0 {
             if let Ok(_slot) = self.slot.try_lock() {
                 self.counters.jobs.fetch_add(1, Ordering::Relaxed);
                 self.counters.direct.fetch_add(1, Ordering::Relaxed);
@@ -189,13 +138,6 @@ impl GroupCommit {
                 "the checkpoint writer stopped before it answered".into(),
             ))
         })
-    }
-
-    fn recent(&self) -> std::sync::MutexGuard<'_, Recent> {
-        self.counters
-            .recent
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// Hands a job to the writer, starting one when there is none (the
@@ -373,45 +315,5 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
             tx.commit().await?;
             Ok(())
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn runs_one_after_another_count_as_alone() {
-        let mut recent = Recent::default();
-        for thread in [1, 1, 1, 2, 2, 2, 3, 3] {
-            assert!(recent.begin(thread), "thread {thread}");
-            recent.touch(thread);
-        }
-    }
-
-    #[test]
-    fn a_run_another_wrote_beside_is_not_alone() {
-        let mut recent = Recent::default();
-        assert!(recent.begin(1));
-        // A new run's first write is alone…
-        assert!(recent.begin(2));
-        // …but 1 writes again after 2 did: they run side by side.
-        assert!(!recent.begin(1));
-        assert!(!recent.begin(2));
-        recent.touch(2);
-        // Nobody wrote since 2's last write.
-        assert!(recent.begin(2));
-    }
-
-    #[test]
-    fn it_remembers_a_bounded_number_of_threads() {
-        let mut recent = Recent::default();
-        for thread in 1..=(RECENT_THREADS as u64 + 10) {
-            recent.begin(thread);
-        }
-        assert_eq!(recent.0.len(), RECENT_THREADS);
-        assert_eq!(recent.0[0], RECENT_THREADS as u64 + 10);
-        // Thread 1 was forgotten: its next write counts as a first one.
-        assert!(recent.begin(1));
     }
 }

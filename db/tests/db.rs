@@ -59,7 +59,6 @@ on_both_databases!(
     audit_log,
     group_commit_keeps_every_callers_write,
     an_idle_writer_lets_its_caller_write_directly,
-    runs_writing_side_by_side_share_commits,
     group_commit_fails_only_the_caller_whose_row_fails,
     a_turn_begins_all_at_once_or_not_at_all,
     overview_counts_turns_tools_approvals_latency_and_cost,

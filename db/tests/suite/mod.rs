@@ -24,7 +24,6 @@ mod writes;
 pub use writes::{
     a_turn_begins_all_at_once_or_not_at_all, an_idle_writer_lets_its_caller_write_directly,
     group_commit_fails_only_the_caller_whose_row_fails, group_commit_keeps_every_callers_write,
-    runs_writing_side_by_side_share_commits,
 };
 
 /// A migrated and seeded database.

@@ -181,46 +181,6 @@ pub async fn an_idle_writer_lets_its_caller_write_directly(db: Database) {
     assert!(stats.batches <= 5 + 2, "{stats:?}");
 }
 
-/// Runs writing side by side share commits, although on SQLite each write
-/// finds the writer idle (a direct write there finishes within one poll):
-/// a write that comes right after another thread's goes through the queue,
-/// where the writes of the other runs join it.
-pub async fn runs_writing_side_by_side_share_commits(db: Database) {
-    const RUNS: usize = 16;
-    const STEPS: u32 = 10;
-    let cp = Arc::new(SqlCheckpointer::new(db.clone()));
-    let mut runs = Vec::new();
-    for run in 0..RUNS {
-        let cp = cp.clone();
-        runs.push(tokio::spawn(async move {
-            for step in 0..STEPS {
-                let r = row(&format!("side-{run}"), step, json!({"step": step}));
-                cp.put_owned(r).await.expect("put");
-                tokio::task::yield_now().await;
-            }
-        }));
-    }
-    for run in runs {
-        run.await.expect("a run");
-    }
-    for run in 0..RUNS {
-        let list = db
-            .list_checkpoints(&format!("side-{run}"))
-            .await
-            .expect("list");
-        let steps: Vec<u32> = list.iter().map(|c| c.step).collect();
-        assert_eq!(steps, (0..STEPS).collect::<Vec<_>>(), "run {run}");
-    }
-    let stats = cp.writer_stats();
-    let jobs = (RUNS as u64) * u64::from(STEPS);
-    assert_eq!((stats.jobs, stats.rows), (jobs, jobs), "{stats:?}");
-    assert!(stats.direct <= jobs / 4, "{stats:?}");
-    assert!(
-        stats.batches <= jobs / 2,
-        "commits were not shared: {stats:?}"
-    );
-}
-
 /// A batch that fails is written caller by caller: a row PostgreSQL's
 /// `jsonb` refuses (a NUL character) fails its own caller, never the
 /// others that shared its batch. (SQLite stores it like any text.)
