@@ -85,12 +85,14 @@ where
         }
     }
 
-    /// Calls `S` with `args`; its answer becomes [`Call::answer`] when it
-    /// arrives (in the browser; nothing is dispatched on the server).
+    /// Calls `S` with `args` (from an event handler, in the browser); its
+    /// answer becomes [`Call::answer`] when it arrives.
     pub fn dispatch(&self, args: S) {
         let Self { answer, counts } = *self;
         counts.started();
         leptos::task::spawn_local(async move {
+            // The client half of a server function: the request to its
+            // URL, as the function itself and Leptos's actions make it.
             let result = args.run_on_client().await;
             counts.finished();
             answer.try_set(Some(result));
