@@ -176,12 +176,12 @@ mod tests {
         // Every instant round-trips through chrono's writer.
         for t in [
             Timestamp::default(),
-            chrono::DateTime::from_timestamp(1_764_747_874, 123_000_000).unwrap(),
-            chrono::DateTime::from_timestamp(1_764_747_874, 123_456_789).unwrap(),
-            chrono::DateTime::from_timestamp(253_402_300_799, 0).unwrap(),
+            chrono::DateTime::from_timestamp(1_764_747_874, 123_000_000).expect("valid"),
+            chrono::DateTime::from_timestamp(1_764_747_874, 123_456_789).expect("valid"),
+            chrono::DateTime::from_timestamp(253_402_300_799, 0).expect("valid"),
         ] {
-            let json = serde_json::to_string(&t).unwrap();
-            let text: String = serde_json::from_str(&json).unwrap();
+            let json = serde_json::to_string(&t).expect("valid");
+            let text: String = serde_json::from_str(&json).expect("valid");
             assert_eq!(parse_canonical(&text), Some(t), "{text}");
         }
     }
@@ -214,34 +214,33 @@ mod tests {
     fn the_server_still_takes_chronos_other_spellings() {
         for text in ["2026-12-03T07:44:34+0530", "2026-12-03T07:44:34 UTC"] {
             assert_eq!(parse_canonical(text), None, "{text}");
-            let relaxed: Timestamp = text.parse().unwrap();
+            let relaxed: Timestamp = text.parse().expect("valid");
             assert_eq!(parse(text), Some(relaxed), "{text}");
         }
     }
 
     #[test]
     fn fields_read_through_serde() {
-        #[derive(serde::Deserialize)]
+        #[derive(Debug, serde::Deserialize)]
         struct Row {
             #[serde(deserialize_with = "deserialize")]
             at: Timestamp,
             #[serde(default, deserialize_with = "option")]
             until: Option<Timestamp>,
         }
-        let row: Row = serde_json::from_str(r#"{"at":"2026-12-03T07:44:34Z"}"#).unwrap();
-        assert_eq!(row.at, chrono("2026-12-03T07:44:34Z").unwrap());
+        let row: Row = serde_json::from_str(r#"{"at":"2026-12-03T07:44:34Z"}"#).expect("valid");
+        assert_eq!(row.at, chrono("2026-12-03T07:44:34Z").expect("valid"));
         assert_eq!(row.until, None);
         let row: Row =
-            serde_json::from_str(r#"{"at":"2026-12-03T07:44:34Z","until":null}"#).unwrap();
+            serde_json::from_str(r#"{"at":"2026-12-03T07:44:34Z","until":null}"#).expect("valid");
         assert_eq!(row.until, None);
         let row: Row = serde_json::from_str(
             r#"{"at":"2026-12-03T07:44:34Z","until":"2026-12-03T08:00:00.5+01:00"}"#,
         )
-        .unwrap();
+        .expect("valid");
         assert_eq!(row.until, chrono("2026-12-03T08:00:00.5+01:00"));
         let err = serde_json::from_str::<Row>(r#"{"at":"yesterday"}"#)
-            .err()
-            .unwrap()
+            .expect_err("not a time")
             .to_string();
         assert!(err.contains("an RFC 3339 date and time"), "{err}");
         assert!(serde_json::from_str::<Row>(r#"{"at":17}"#).is_err());
