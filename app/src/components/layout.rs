@@ -3,7 +3,6 @@
 //! user and sign-out.
 
 use leptos::prelude::*;
-
 use leptos_router::hooks::use_location;
 
 use crate::call::Call;

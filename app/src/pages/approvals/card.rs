@@ -5,7 +5,6 @@
 
 use aics_types::{Approval, ApprovalDecision, ApprovalStatus, MessageRole};
 use leptos::prelude::*;
-
 use serde_json::Value;
 
 use super::api::DecideApproval;

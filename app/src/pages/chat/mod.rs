@@ -16,7 +16,6 @@ pub mod state;
 
 use aics_types::{CustomerChat, CustomerMessage, MessageRole, Timestamp, WithHtml};
 use leptos::prelude::*;
-
 use leptos_router::hooks::use_params_map;
 
 use crate::call::Call;

@@ -4,7 +4,6 @@
 
 use aics_types::{ApprovalDecision, PendingToolCall};
 use leptos::prelude::*;
-
 use serde_json::Value;
 
 use super::live::Chat;

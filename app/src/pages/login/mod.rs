@@ -4,7 +4,6 @@
 pub mod api;
 
 use leptos::prelude::*;
-
 use leptos_router::components::Redirect;
 
 use crate::call::Call;
