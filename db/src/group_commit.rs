@@ -31,7 +31,7 @@ use sqlx::types::Json;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::direct::{json, prepare, ts};
-use crate::stored_state::SqliteState;
+use crate::packed::Packed;
 use crate::{Database, DbError};
 
 /// Rows per INSERT statement on PostgreSQL: 10 parameters each, far below
@@ -249,7 +249,7 @@ const INSERT_ONE: &str = concat!(
 /// changes nothing.
 ///
 /// On SQLite the rows are encoded first (the states compressed,
-/// [`crate::stored_state`]), then written on the direct
+/// [`crate::packed`]), then written on the direct
 /// connection in the caller's thread. On PostgreSQL the transaction
 /// commits with `synchronous_commit = off` (crate docs, "Durability").
 pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), DbError> {
@@ -264,7 +264,7 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
                             json(&cp.pending_interrupts)?,
                             ts(cp.created_at),
                         ],
-                        SqliteState::encode(&cp.state),
+                        Packed::of(cp.state.get()),
                     ))
                 })
                 .collect::<Result<Vec<_>, DbError>>()?;

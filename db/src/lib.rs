@@ -143,6 +143,7 @@ pub mod group_commit;
 pub mod handling;
 pub mod memories;
 pub mod overview;
+mod packed;
 pub mod passwords;
 pub mod relay;
 pub mod replays;

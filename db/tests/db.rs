@@ -145,6 +145,105 @@ async fn sqlite_stores_large_states_compressed(pool: sqlx::SqlitePool) {
     }
 }
 
+/// On SQLite a turn's trace is stored compressed whichever path writes it
+/// (ending a run on the direct connection, cancelling one through sqlx),
+/// reads back the same, a trace stored as text before still reads, and a
+/// damaged one is an error, not a panic.
+#[sqlx::test(migrations = false)]
+async fn sqlite_stores_traces_compressed(pool: sqlx::SqlitePool) {
+    use aics_db::runs::{Ending, WhenHeld};
+    use aics_types::{ChatTurnTraceResult, MessageRole, RunState, ToolCallRecord};
+    let db = suite::ready(Database::from(pool.clone())).await;
+    let output =
+        serde_json::json!({"order_id": "ORD-2024-001", "status": "已发货", "carrier": "顺丰"});
+    let trace = |id: &str, session: &str| ChatTurnTraceResult {
+        graph_execution_id: id.into(),
+        session_id: session.into(),
+        reply: "Your order ORD-2024-001 has shipped.".into(),
+        tool_calls: (0..20)
+            .map(|i| ToolCallRecord {
+                id: format!("call_{i}"),
+                name: "order_query".into(),
+                input: serde_json::json!({"order_id": "ORD-2024-001"}),
+                output: output.clone(),
+                status: aics_types::ToolCallStatus::Ok,
+                timestamp: chrono::Utc::now(),
+                duration_ms: Some(3),
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let lease = std::time::Duration::from_secs(30);
+    for (run, session) in [("g-end", "s-end"), ("g-cancel", "s-cancel")] {
+        db.begin_turn(run, session, "me", lease, "hi", "hi", 20, WhenHeld::Keep)
+            .await
+            .expect("begin")
+            .started()
+            .expect("started");
+    }
+    let ended = trace("g-end", "s-end");
+    db.end_run(
+        "me",
+        &ended,
+        Ending {
+            state: RunState::Finished,
+            message: Some((MessageRole::Assistant, &ended.reply)),
+            note: None,
+        },
+    )
+    .await
+    .expect("end");
+    let cancelled = trace("g-cancel", "s-cancel");
+    db.cancel_run(&cancelled, "supervisor", "stopped")
+        .await
+        .expect("cancel")
+        .expect("was active");
+
+    for t in [&ended, &cancelled] {
+        let (kind, stored): (String, i64) = sqlx::query_as(
+            "SELECT typeof(trace), length(CAST(trace AS BLOB)) FROM turns \
+             WHERE graph_execution_id = ?",
+        )
+        .bind(&t.graph_execution_id)
+        .fetch_one(&pool)
+        .await
+        .expect("row");
+        let text_len = serde_json::to_string(t).expect("json").len() as i64;
+        assert_eq!(kind, "blob", "{} is compressed", t.graph_execution_id);
+        assert!(stored * 3 < text_len, "{stored} of {text_len} bytes");
+        let back = db
+            .turn(&t.graph_execution_id)
+            .await
+            .expect("read")
+            .expect("stored");
+        assert_eq!(&back, t);
+    }
+    assert_eq!(
+        db.list_turns("s-end").await.expect("list"),
+        std::slice::from_ref(&ended)
+    );
+
+    // A trace as it was stored before: its text.
+    sqlx::query("UPDATE turns SET trace = ? WHERE graph_execution_id = 'g-end'")
+        .bind(serde_json::to_string(&ended).expect("json"))
+        .execute(&pool)
+        .await
+        .expect("old row");
+    assert_eq!(db.turn("g-end").await.expect("read"), Some(ended));
+
+    // A compressed trace whose bytes were damaged.
+    sqlx::query(
+        "UPDATE turns SET trace = substr(trace, 1, 40) WHERE graph_execution_id = 'g-cancel'",
+    )
+    .execute(&pool)
+    .await
+    .expect("damage");
+    assert!(
+        db.turn("g-cancel").await.is_err(),
+        "a damaged trace is an error"
+    );
+}
+
 /// A pending approval and its checkpoint survive closing the pool and
 /// opening a new one on the same SQLite file; the file and its folder are
 /// created by `connect`, in WAL mode with synchronous = NORMAL.

@@ -6,7 +6,7 @@
 use aics_types::{ChatMessage, MessageRole, Timestamp};
 
 use super::{
-    role_name, MessageRow, TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN,
+    role_name, MessageRow, TraceColumn, TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN,
     TOUCH_CONVERSATION,
 };
 use crate::direct::{all, first, json, prepare, read_ts, ts};
@@ -25,7 +25,7 @@ impl TurnColumns<'_> {
             self.duration_ms,
             t.llm_calls,
             t.steps_taken,
-            json(t)?,
+            TraceColumn(t),
             ts(t.started_at),
             ts(self.at),
             self.prompt_tokens,

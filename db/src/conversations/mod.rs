@@ -6,23 +6,26 @@
 //!   stores' transactions reuse (`runs` begins and ends a turn with them);
 //! - [`direct`]: the same statements on SQLite's direct connection
 //!   ([`crate::direct`]), for the writes and reads of a turn.
+//! - [`trace_column`]: how `turns.trace` is stored and read back.
 
 use aics_types::{
     ChatMessage, ChatTurnTraceResult, ConversationDetail, ConversationSummary, HandlingState,
     MessageRole, Timestamp, TurnDetail,
 };
-use sqlx::types::Json;
 
 use crate::{parse_stored, Database, DbError};
 
 #[macro_use]
 mod statements;
 mod direct;
+mod trace_column;
 
 pub(crate) use direct::{append_message_direct, insert_message_direct, recent_messages_direct};
 pub(crate) use statements::{
     TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN, TOUCH_CONVERSATION,
 };
+use trace_column::StoredTrace;
+pub(crate) use trace_column::TraceColumn;
 
 #[derive(sqlx::FromRow)]
 pub(crate) struct SummaryRow {
@@ -99,7 +102,7 @@ impl TryFrom<MessageRow> for ChatMessage {
 
 #[derive(sqlx::FromRow)]
 struct TraceRow {
-    trace: Json<ChatTurnTraceResult>,
+    trace: StoredTrace,
 }
 
 /// The summary query: the last message comes from a correlated subquery so

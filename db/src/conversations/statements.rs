@@ -122,7 +122,7 @@ macro_rules! save_turn {
             .bind(row.duration_ms)
             .bind(i64::from(row.trace.llm_calls))
             .bind(i64::from(row.trace.steps_taken))
-            .bind(sqlx::types::Json(row.trace))
+            .bind($crate::conversations::TraceColumn(row.trace))
             .bind(row.trace.started_at)
             .bind(row.at)
             .bind(row.prompt_tokens)

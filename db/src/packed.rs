@@ -1,0 +1,162 @@
+//! How SQLite stores the two large JSON columns a turn writes — each
+//! checkpoint's state (`checkpoints.state`, [`crate::stored_state`]) and
+//! the turn's trace (`turns.trace`, `conversations::trace_column`): the
+//! JSON text compressed with LZ4 (`lz4_flex`, pure Rust) in a `BLOB` of
+//! [`TAG`], the text's length (4 bytes, little-endian) and the LZ4 block.
+//!
+//! On SQLite every byte a turn writes goes to the log, then to the
+//! database, while the writer holds the one write lock; both columns'
+//! JSON repeats itself (a model call's record holds the messages it was
+//! sent, a tool's record its output), and compressed they take a third to
+//! a half of the bytes (BENCHMARKS.md, "Round 7" and "Round 9"). Text that
+//! would not get smaller is stored as it is, as every row was before this
+//! format; both kinds are read back, so old databases need no migration.
+//! SQLite keeps a `BLOB` as it is in a column declared `TEXT` (type
+//! affinity converts only numbers). SQL that reads into these columns
+//! (`json_extract`) must therefore not be written: the figures SQL needs
+//! have columns of their own (`turns.tools`, `turns.cost_usd`, …).
+//!
+//! PostgreSQL stores both as `jsonb`, which the server compresses itself
+//! once a value passes about 2 KB (TOAST).
+//!
+//! Reading back is checked: a blob that does not decompress, or bytes that
+//! are not UTF-8, is an error (the caller's column-decode error), never a
+//! panic.
+
+use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
+use sqlx::error::BoxDynError;
+
+/// The first byte of compressed text. JSON begins with `{`, `[` or
+/// whitespace, never with a control character.
+const TAG: u8 = 0x01;
+/// Tag and length.
+const HEADER: usize = 5;
+/// Text shorter than this stays text: LZ4 finds little to share in a few
+/// hundred bytes, and the text stays readable with the `sqlite3` shell.
+const MIN_COMPRESSED: usize = 256;
+
+/// JSON text as SQLite stores it: the text itself, or its compressed bytes.
+#[derive(Debug)]
+pub(crate) enum Packed<'a> {
+    Text(&'a str),
+    Lz4(Vec<u8>),
+}
+
+impl<'a> Packed<'a> {
+    /// The stored form of `text`: compressed when that makes it smaller.
+    pub(crate) fn of(text: &'a str) -> Self {
+        if text.len() < MIN_COMPRESSED {
+            return Self::Text(text);
+        }
+        let Ok(len) = u32::try_from(text.len()) else {
+            // Past 4 GiB: nothing a turn makes; stored as it is.
+            return Self::Text(text);
+        };
+        let mut out = vec![0; HEADER + lz4_flex::block::get_maximum_output_size(text.len())];
+        out[0] = TAG;
+        out[1..HEADER].copy_from_slice(&len.to_le_bytes());
+        match lz4_flex::block::compress_into(text.as_bytes(), &mut out[HEADER..]) {
+            Ok(n) if HEADER + n < text.len() => {
+                out.truncate(HEADER + n);
+                Self::Lz4(out)
+            }
+            // Incompressible (or, impossibly, a buffer too small): text.
+            _ => Self::Text(text),
+        }
+    }
+
+    /// The bytes in the row.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Self::Text(t) => t.as_bytes(),
+            Self::Lz4(b) => b,
+        }
+    }
+}
+
+impl ToSql for Packed<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self {
+            Self::Text(t) => ValueRef::Text(t.as_bytes()),
+            Self::Lz4(b) => ValueRef::Blob(b),
+        }))
+    }
+}
+
+/// The text of what [`Packed`] stored (or of any UTF-8 text).
+pub(crate) fn unpack(bytes: &[u8]) -> Result<String, BoxDynError> {
+    match bytes.split_first() {
+        Some((&TAG, rest)) => {
+            let (len, block) = rest
+                .split_first_chunk::<4>()
+                .ok_or("compressed JSON without its length")?;
+            let len = u32::from_le_bytes(*len) as usize;
+            // LZ4 expands at most 255-fold: a larger length is damage,
+            // not a reason to allocate it.
+            if len > block.len().saturating_mul(255) {
+                return Err(format!("compressed JSON claims {len} bytes").into());
+            }
+            let mut out = vec![0; len];
+            let n = lz4_flex::block::decompress_into(block, &mut out)?;
+            if n != len {
+                return Err(format!("compressed JSON of {n} bytes, not {len}").into());
+            }
+            Ok(String::from_utf8(out)?)
+        }
+        _ => Ok(std::str::from_utf8(bytes)?.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(text: &str) -> String {
+        unpack(Packed::of(text).bytes()).expect("unpacks")
+    }
+
+    #[test]
+    fn short_text_stays_text() {
+        let text = r#"{"messages":["hello"],"current_step":1}"#;
+        assert!(matches!(Packed::of(text), Packed::Text(_)));
+        assert_eq!(round_trip(text), text);
+    }
+
+    #[test]
+    fn long_repetitive_text_is_compressed_and_reads_back_the_same() {
+        let text = r#"{"role":"tool","content":"订单 ORD-2024-001 已发货，顺丰 SF1234567890"},"#
+            .repeat(40);
+        let packed = Packed::of(&text);
+        assert!(matches!(packed, Packed::Lz4(_)));
+        assert!(
+            packed.bytes().len() * 4 < text.len(),
+            "{} of {} bytes",
+            packed.bytes().len(),
+            text.len()
+        );
+        assert_eq!(round_trip(&text), text);
+    }
+
+    #[test]
+    fn incompressible_text_stays_text() {
+        // 600 characters with no repeated run of 4 bytes.
+        let noise: String = (0..600u32)
+            .map(|i| char::from_u32(0x4E00 + (i * 7919) % 20_000).unwrap_or('x'))
+            .collect();
+        assert!(matches!(Packed::of(&noise), Packed::Text(_)));
+        assert_eq!(round_trip(&noise), noise);
+    }
+
+    #[test]
+    fn damaged_bytes_are_an_error_not_a_panic() {
+        for bytes in [
+            &[TAG][..],
+            &[TAG, 9, 0, 0, 0, 0xff, 0xff][..],
+            &[TAG, 0xff, 0xff, 0xff, 0x7f, 0x10][..],
+            &[0xc3, 0x28][..],
+        ] {
+            assert!(unpack(bytes).is_err(), "{bytes:?}");
+        }
+    }
+}
