@@ -60,7 +60,7 @@ pub fn usage(request: &ModelRequest, completion: usize) -> TokenUsage {
                 content.len()
                     + tool_calls
                         .iter()
-                        .map(|c| c.arguments.to_string().len())
+                        .map(|c| json_len(&c.arguments))
                         .sum::<usize>()
             }
         })
@@ -68,7 +68,7 @@ pub fn usage(request: &ModelRequest, completion: usize) -> TokenUsage {
         + request
             .tools
             .iter()
-            .map(|t| t.parameters.to_string().len() + t.description.len())
+            .map(|t| json_len(&t.parameters) + t.description.len())
             .sum::<usize>();
     let prompt = (prompt_chars / 4).max(1) as u64;
     let completion = completion as u64;
@@ -77,6 +77,26 @@ pub fn usage(request: &ModelRequest, completion: usize) -> TokenUsage {
         completion_tokens: completion,
         total_tokens: prompt + completion,
     }
+}
+
+/// The length of `value`'s JSON text, counted as it is written rather
+/// than written into a string first (every call counts every tool's
+/// schema).
+fn json_len(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing into a counter cannot fail, nor can a `Value` refuse.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 #[cfg(test)]
@@ -91,6 +111,12 @@ mod tests {
             ["您的", "订单 ", "ORD-1 ", "已签", "收。"]
         );
         assert_eq!(tokenize("").len(), 0);
+    }
+
+    #[test]
+    fn json_len_is_the_length_of_the_text() {
+        let v = serde_json::json!({"order_id": "ORD-1", "n": [1, 2.5, null], "名": "李伟"});
+        assert_eq!(json_len(&v), v.to_string().len());
     }
 
     #[test]
