@@ -1,8 +1,9 @@
 //! What the two benchmark binaries share: nearest-rank percentiles (the
-//! rounding of LangGraph's `bench.py`) and a process's resident memory.
+//! rounding of LangGraph's `bench.py`), a process's resident memory and
+//! the CPU time and writes it has used.
 //!
 //! # Layout
-//! - this file: [`pct`], [`rss_mb`].
+//! - this file: [`pct`], [`rss_mb`], [`Usage`].
 //! - `main.rs` (`aics-bench`): the engine benchmark, beside LangGraph.
 //! - `bin/aics-load.rs` (`aics-load`): the HTTP load generator of
 //!   `scripts/bench-http`.
@@ -33,9 +34,91 @@ pub fn rss_mb(pid: &str) -> (f64, f64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
+/// What a process has used so far, from `/proc`: read it before and after
+/// a phase and divide the difference by the phase's turns. On a shared
+/// machine the CPU time a turn costs moves far less than turns per second
+/// do (another process's load slows a turn without making it cost more),
+/// and the bytes and calls it writes do not move at all.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    /// User and system CPU time, in seconds.
+    pub cpu_seconds: f64,
+    /// Bytes handed to `write`-like calls (`wchar`: files and sockets).
+    pub write_bytes: u64,
+    /// `write`-like calls made (`syscw`).
+    pub write_calls: u64,
+}
+
+/// `/proc/PID/stat` counts CPU time in `USER_HZ` ticks, 100 a second on
+/// every Linux architecture (it is the interface's, not the kernel's `HZ`).
+const USER_HZ: f64 = 100.0;
+
+impl Usage {
+    /// Process `pid`'s usage so far; `None` when `/proc` does not say (no
+    /// such process, or not ours to read).
+    pub fn of(pid: &str) -> Option<Self> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+        Self::parse(&stat, &io)
+    }
+
+    fn parse(stat: &str, io: &str) -> Option<Self> {
+        // The command name (field 2) may hold spaces and parentheses: the
+        // fields are counted from the last `)`. utime and stime are fields
+        // 14 and 15, the 12th and 13th after it.
+        let mut after = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
+        let utime: u64 = after.nth(11)?.parse().ok()?;
+        let stime: u64 = after.next()?.parse().ok()?;
+        let field = |name: &str| {
+            io.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        Some(Self {
+            cpu_seconds: (utime + stime) as f64 / USER_HZ,
+            write_bytes: field("wchar:")?,
+            write_calls: field("syscw:")?,
+        })
+    }
+
+    /// What was used between `earlier` and `self`, per one of `n` turns:
+    /// ` cpu_ms_per_turn=… write_kb_per_turn=… writes_per_turn=…` after
+    /// `prefix`, for a result line.
+    pub fn per_turn(&self, earlier: &Self, n: usize, prefix: &str) -> String {
+        let n = n.max(1) as f64;
+        format!(
+            " {prefix}cpu_ms_per_turn={:.3} {prefix}write_kb_per_turn={:.1} {prefix}writes_per_turn={:.1}",
+            (self.cpu_seconds - earlier.cpu_seconds) * 1000.0 / n,
+            self.write_bytes.saturating_sub(earlier.write_bytes) as f64 / 1024.0 / n,
+            self.write_calls.saturating_sub(earlier.write_calls) as f64 / n,
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_reads_proc_and_divides_per_turn() {
+        let stat = "4242 (aics (x) 1) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0 20 0 4 0 100";
+        let io = "rchar: 10\nwchar: 409600\nsyscr: 3\nsyscw: 200\nread_bytes: 0\n";
+        let u = Usage::parse(stat, io).expect("parsed");
+        assert_eq!(
+            u,
+            Usage {
+                cpu_seconds: 3.0,
+                write_bytes: 409_600,
+                write_calls: 200
+            }
+        );
+        assert_eq!(
+            u.per_turn(&Usage::default(), 100, "server_"),
+            " server_cpu_ms_per_turn=30.000 server_write_kb_per_turn=4.0 server_writes_per_turn=2.0"
+        );
+        assert!(Usage::parse("garbage", io).is_none());
+        assert!(Usage::of("self").is_some_and(|u| u.cpu_seconds >= 0.0));
+    }
 
     #[test]
     fn percentiles_match_bench_py() {

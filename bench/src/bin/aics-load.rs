@@ -9,8 +9,11 @@
 //! `chat`: `--concurrency` workers each send `POST /api/chat` back to back,
 //! every turn on a conversation of its own, until the deadline; a turn counts
 //! when it answers 200 with stop reason `final_answer` and a reply, anything
-//! else is an error. Prints turns/s, p50/p99 latency, errors and the
-//! server's resident memory.
+//! else is an error. Prints turns/s, p50/p99 latency, errors and, with
+//! `--server-pid`, the server's resident memory and what it spent per turn
+//! of the measured phase: CPU milliseconds, KB and calls written (files and
+//! sockets; `aics_bench::Usage`), which move far less than turns/s on a
+//! shared machine.
 //!
 //! `streams`: `--streams` turns at once through `POST /api/chat/stream`;
 //! each stream's `llm_token` events are joined and compared with the reply
@@ -23,7 +26,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aics_bench::{pct, rss_mb};
+use aics_bench::{pct, rss_mb, Usage};
 use futures::StreamExt;
 use serde_json::{json, Value};
 
@@ -186,12 +189,19 @@ async fn chat(args: Arc<Args>) -> Result<(), LoadError> {
     check_up(&client, &args.base).await?;
     let warm_until = Instant::now() + Duration::from_secs_f64(args.warmup);
     chat_phase(&client, &args, warm_until).await?;
+    let usage = || args.server_pid.as_deref().and_then(Usage::of);
+    let before = usage();
     let started = Instant::now();
     let until = started + Duration::from_secs_f64(args.seconds);
     let (latencies, errors) = chat_phase(&client, &args, until).await?;
     let elapsed = started.elapsed().as_secs_f64();
+    // What the server spent on each turn of the measured phase.
+    let per_turn = match (before, usage()) {
+        (Some(before), Some(after)) => after.per_turn(&before, latencies.len(), "server_"),
+        _ => String::new(),
+    };
     println!(
-        "http=chat concurrency={} turns={} turns_per_s={:.1} p50_ms={:.2} p99_ms={:.2} errors={errors}{} loadavg={}",
+        "http=chat concurrency={} turns={} turns_per_s={:.1} p50_ms={:.2} p99_ms={:.2} errors={errors}{}{per_turn} loadavg={}",
         args.concurrency,
         latencies.len(),
         latencies.len() as f64 / elapsed,
