@@ -52,6 +52,9 @@
 //! - `direct`: one rusqlite connection to a SQLite file beside the pool,
 //!   used in the caller's thread for a turn's own statements (its start,
 //!   its checkpoints, its end) and the reads every turn makes.
+//! - `packed`: how SQLite stores the two large JSON columns a turn writes
+//!   (checkpoint states, turn traces): LZ4-compressed when that is smaller;
+//!   `stored_state` reads a checkpoint's state back on either database.
 //! - [`relay`]: `LISTEN`/`NOTIFY` and the spool that carry live events
 //!   between instances on PostgreSQL.
 //! - [`tools`]: the support tools' backend on SQL, and [`support_tools`].
