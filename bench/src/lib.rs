@@ -49,8 +49,9 @@ pub struct Usage {
     pub write_calls: u64,
 }
 
-/// `/proc/PID/stat` counts CPU time in `USER_HZ` ticks, 100 a second on
-/// every Linux architecture (it is the interface's, not the kernel's `HZ`).
+/// `/proc/PID/stat` counts CPU time in `USER_HZ` ticks: 100 a second on
+/// x86-64 and arm64 whatever the kernel's own `HZ` (it is the interface's
+/// unit, not the scheduler's).
 const USER_HZ: f64 = 100.0;
 
 impl Usage {
