@@ -1,15 +1,16 @@
 //! Checkpoints: the graph state after every node of every run, and
 //! [`SqlCheckpointer`], the engine's [`Checkpointer`] on this database,
 //! writing through the group-commit writer ([`crate::group_commit`]). How
-//! a state is stored (compressed on SQLite) is [`crate::stored_state`].
+//! a state is stored (compressed on SQLite) is [`crate::packed`].
 
 use aics_graph::{Checkpoint, CheckpointError, Checkpointer, Interrupt, Name};
 use aics_types::{CheckpointView, Timestamp};
 use async_trait::async_trait;
+use serde_json::value::RawValue;
 use sqlx::types::Json;
 
 use crate::group_commit::{GroupCommit, WriterStats};
-use crate::stored_state::StoredState;
+use crate::packed::Unpacked;
 use crate::{Database, DbError};
 
 #[derive(sqlx::FromRow)]
@@ -21,7 +22,7 @@ struct CheckpointRow {
     node: String,
     next_node: Option<String>,
     path: Json<Vec<String>>,
-    state: StoredState,
+    state: Unpacked<Box<RawValue>>,
     pending_interrupts: Json<Vec<Interrupt>>,
     created_at: Timestamp,
 }
@@ -38,7 +39,7 @@ impl TryFrom<CheckpointRow> for Checkpoint {
             node: r.node.into(),
             next: r.next_node.map(Name::from),
             path: r.path.0.into_iter().map(Name::from).collect(),
-            state: r.state.0,
+            state: r.state.0.into(),
             pending_interrupts: r.pending_interrupts.0,
             created_at: r.created_at,
         })

@@ -54,7 +54,7 @@
 //!   its checkpoints, its end) and the reads every turn makes.
 //! - `packed`: how SQLite stores the two large JSON columns a turn writes
 //!   (checkpoint states, turn traces): LZ4-compressed when that is smaller;
-//!   `stored_state` reads a checkpoint's state back on either database.
+//!   and the one decoder of both columns on either database.
 //! - [`relay`]: `LISTEN`/`NOTIFY` and the spool that carry live events
 //!   between instances on PostgreSQL.
 //! - [`tools`]: the support tools' backend on SQL, and [`support_tools`].
@@ -154,7 +154,6 @@ pub mod runs;
 pub mod search;
 pub mod seed;
 pub mod sessions;
-mod stored_state;
 pub mod studio;
 pub mod throttle;
 pub mod tokens;

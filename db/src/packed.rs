@@ -1,8 +1,10 @@
 //! How SQLite stores the two large JSON columns a turn writes — each
-//! checkpoint's state (`checkpoints.state`, [`crate::stored_state`]) and
-//! the turn's trace (`turns.trace`, `conversations::trace_column`): the
-//! JSON text compressed with LZ4 (`lz4_flex`, pure Rust) in a `BLOB` of
-//! [`TAG`], the text's length (4 bytes, little-endian) and the LZ4 block.
+//! checkpoint's state (`checkpoints.state`, written by the group-commit
+//! writer) and the turn's trace (`turns.trace`,
+//! `conversations::trace_column`): the JSON text compressed with LZ4
+//! (`lz4_flex`, pure Rust) in a `BLOB` of [`TAG`], the text's length
+//! (4 bytes, little-endian) and the LZ4 block; and [`Unpacked`], the one
+//! decoder of both columns on both databases.
 //!
 //! On SQLite every byte a turn writes goes to the log, then to the
 //! database, while the writer holds the one write lock; both columns'
@@ -19,12 +21,18 @@
 //! PostgreSQL stores both as `jsonb`, which the server compresses itself
 //! once a value passes about 2 KB (TOAST).
 //!
-//! Reading back is checked: a blob that does not decompress, or bytes that
-//! are not UTF-8, is an error (the caller's column-decode error), never a
-//! panic.
+//! Reading back is checked: a blob that does not decompress, bytes that
+//! are not UTF-8, or text that is not the JSON expected is a corrupt row
+//! ([`crate::DbError::Corrupt`] through sqlx's column-decode error), never
+//! a panic.
 
 use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
+use serde::de::DeserializeOwned;
 use sqlx::error::BoxDynError;
+use sqlx::postgres::{PgTypeInfo, PgValueRef};
+use sqlx::sqlite::{SqliteTypeInfo, SqliteValueRef};
+use sqlx::types::Json;
+use sqlx::{Decode, Postgres, Sqlite, Type};
 
 /// The first byte of compressed text. JSON begins with `{`, `[` or
 /// whitespace, never with a control character.
@@ -108,8 +116,53 @@ pub(crate) fn unpack(bytes: &[u8]) -> Result<String, BoxDynError> {
     }
 }
 
+/// A JSON column read back from either database as a `T`: on SQLite
+/// what [`Packed`] wrote (or any JSON text), on PostgreSQL `jsonb`.
+#[derive(Debug)]
+pub(crate) struct Unpacked<T>(pub(crate) T);
+
+/// The `T` of what [`Packed`] wrote to SQLite.
+fn from_sqlite<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, BoxDynError> {
+    Ok(serde_json::from_str(&unpack(bytes)?)?)
+}
+
+impl<T> Type<Sqlite> for Unpacked<T> {
+    fn type_info() -> SqliteTypeInfo {
+        <&[u8] as Type<Sqlite>>::type_info()
+    }
+    /// `TEXT` (a row stored before this format, or too short to pack) or
+    /// `BLOB`.
+    fn compatible(ty: &SqliteTypeInfo) -> bool {
+        <&[u8] as Type<Sqlite>>::compatible(ty)
+    }
+}
+
+impl<'r, T: DeserializeOwned> Decode<'r, Sqlite> for Unpacked<T> {
+    fn decode(value: SqliteValueRef<'r>) -> Result<Self, BoxDynError> {
+        from_sqlite(<&[u8] as Decode<Sqlite>>::decode(value)?).map(Self)
+    }
+}
+
+impl<T> Type<Postgres> for Unpacked<T> {
+    fn type_info() -> PgTypeInfo {
+        <Json<T> as Type<Postgres>>::type_info()
+    }
+    fn compatible(ty: &PgTypeInfo) -> bool {
+        <Json<T> as Type<Postgres>>::compatible(ty)
+    }
+}
+
+impl<'r, T: DeserializeOwned> Decode<'r, Postgres> for Unpacked<T> {
+    fn decode(value: PgValueRef<'r>) -> Result<Self, BoxDynError> {
+        let Json(value) = <Json<T> as Decode<Postgres>>::decode(value)?;
+        Ok(Self(value))
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::value::RawValue;
+
     use super::*;
 
     fn round_trip(text: &str) -> String {
@@ -146,6 +199,28 @@ mod tests {
             .collect();
         assert!(matches!(Packed::of(&noise), Packed::Text(_)));
         assert_eq!(round_trip(&noise), noise);
+    }
+
+    /// A checkpoint's state, as `checkpoints` reads it back.
+    #[test]
+    fn a_large_state_is_compressed_and_reads_back_the_same() {
+        let message = serde_json::json!({"role": "tool", "content": "订单 ORD-2024-001 已发货，顺丰 SF1234567890"});
+        let state = serde_json::json!({
+            "messages": vec![message.clone(); 40],
+            "llm_calls": [{"sent": vec![message; 30]}],
+        })
+        .to_string();
+        let stored = Packed::of(&state);
+        assert!(matches!(stored, Packed::Lz4(_)));
+        let back: Box<RawValue> = from_sqlite(stored.bytes()).expect("decodes");
+        assert_eq!(back.get(), state);
+    }
+
+    #[test]
+    fn a_damaged_row_is_an_error_not_a_panic() {
+        for bytes in [&[0x01][..], b"{\"messages\": [", &[0xc3, 0x28][..]] {
+            assert!(from_sqlite::<Box<RawValue>>(bytes).is_err(), "{bytes:?}");
+        }
     }
 
     #[test]

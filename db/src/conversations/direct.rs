@@ -6,15 +6,20 @@
 use aics_types::{ChatMessage, MessageRole, Timestamp};
 
 use super::{
-    role_name, MessageRow, TraceColumn, TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN,
+    role_name, MessageRow, TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN,
     TOUCH_CONVERSATION,
 };
 use crate::direct::{all, first, json, prepare, read_ts, ts};
 use crate::DbError;
 
 impl TurnColumns<'_> {
-    /// Saves the row on SQLite's direct connection.
-    pub(crate) fn save_direct(&self, tx: &rusqlite::Transaction<'_>) -> Result<(), DbError> {
+    /// Saves the row on SQLite's direct connection, with the trace as
+    /// [`TraceColumn::sqlite`] made it (before the transaction began).
+    pub(crate) fn save_direct(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        trace: &rusqlite::types::Value,
+    ) -> Result<(), DbError> {
         let t = self.trace;
         prepare(tx, SAVE_TURN)?.execute(rusqlite::params![
             t.graph_execution_id,
@@ -25,7 +30,7 @@ impl TurnColumns<'_> {
             self.duration_ms,
             t.llm_calls,
             t.steps_taken,
-            TraceColumn(t),
+            trace,
             ts(t.started_at),
             ts(self.at),
             self.prompt_tokens,

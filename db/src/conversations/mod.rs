@@ -24,7 +24,6 @@ pub(crate) use direct::{append_message_direct, insert_message_direct, recent_mes
 pub(crate) use statements::{
     TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN, TOUCH_CONVERSATION,
 };
-use trace_column::StoredTrace;
 pub(crate) use trace_column::TraceColumn;
 
 #[derive(sqlx::FromRow)]
@@ -102,7 +101,7 @@ impl TryFrom<MessageRow> for ChatMessage {
 
 #[derive(sqlx::FromRow)]
 struct TraceRow {
-    trace: StoredTrace,
+    trace: crate::packed::Unpacked<ChatTurnTraceResult>,
 }
 
 /// The summary query: the last message comes from a correlated subquery so

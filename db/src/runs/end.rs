@@ -7,7 +7,7 @@
 use aics_types::{Approval, ChatMessage, ChatTurnTraceResult, MessageRole, RunInfo, RunState};
 
 use crate::approvals::NewApproval;
-use crate::conversations::{append_message_direct, TurnColumns};
+use crate::conversations::{append_message_direct, TraceColumn, TurnColumns};
 use crate::direct::{prepare, ts};
 use crate::tokens::hash_token;
 use crate::{now, Database, DbError};
@@ -44,6 +44,9 @@ impl Database {
         match self {
             Self::Sqlite(sqlite) => {
                 let columns = TurnColumns::of(trace);
+                // Serialised and compressed once, outside the transaction
+                // (which holds the one write connection, and may run again).
+                let stored_trace = TraceColumn(trace).sqlite()?;
                 sqlite
                     .direct()?
                     .write(|tx| {
@@ -57,7 +60,7 @@ impl Database {
                         if ended == 0 {
                             return Err(DbError::LeaseLost(id.clone()));
                         }
-                        columns.save_direct(tx)?;
+                        columns.save_direct(tx, &stored_trace)?;
                         ending
                             .message
                             .map(|(role, text)| {
