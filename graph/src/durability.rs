@@ -4,7 +4,7 @@
 //! | mode | a checkpoint is written | a crash mid-run loses |
 //! |---|---|---|
 //! | [`Durability::Sync`] | before the next node starts | the node in progress |
-//! | [`Durability::Async`] | while the next node runs (one write in flight, in order) | the node in progress and the one before it |
+//! | [`Durability::Async`] | while the next nodes run: one write in flight, those handed over meanwhile in the next, in order | the node in progress and those since the last write that completed |
 //! | [`Durability::Exit`] | with all the invocation's others, in one batch when it ends, fails or pauses | the whole invocation |
 //!
 //! In every mode an invocation returns only once all its checkpoints are
@@ -13,7 +13,7 @@
 //! invocation. What a lost checkpoint means for a run taken over after a
 //! crash is the caller's story (docs/ARCHITECTURE.md, "Durability").
 
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Either};
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{Checkpoint, CheckpointError, Checkpointer};
@@ -25,8 +25,9 @@ pub enum Durability {
     /// Every checkpoint is written before the next node starts.
     #[default]
     Sync,
-    /// A checkpoint is written while the next node runs; at most one write
-    /// is in flight, and writes land in order.
+    /// A checkpoint is written while the next nodes run: one write is in
+    /// flight at a time, the checkpoints handed over meanwhile go together
+    /// in the next one, and writes land in order.
     Async,
     /// The invocation's checkpoints are kept in memory and written in one
     /// batch ([`Checkpointer::put_batch`]) when it ends, fails or pauses.
@@ -63,13 +64,24 @@ impl std::fmt::Display for Durability {
 }
 
 /// The checkpoint writes of one invocation, in its mode.
+///
+/// `Async` never makes a node wait for a write: the write in flight is
+/// polled only while a node waits for something else (a model, a tool, the
+/// database), and the checkpoints handed over before it completes wait in
+/// `buffer` and go together in the next write, one transaction on the
+/// stores that have them. A run whose nodes never wait — the offline demo
+/// model, a benchmark's fake one — thus writes its first checkpoint and
+/// then the rest in one batch when it returns; a run waiting on a real
+/// model writes each checkpoint during the next node's call.
 pub(crate) struct Writes<'a> {
     checkpointer: &'a dyn Checkpointer,
     mode: Durability,
     /// `Async`: the write in flight (polled only beside the next node, or
     /// by `flush`).
     pending: Option<BoxFuture<'a, Result<(), CheckpointError>>>,
-    /// `Exit`: the checkpoints not written yet, oldest first.
+    /// The checkpoints handed over and not yet being written, oldest first:
+    /// all of them in `Exit`, those that came while a write was in flight in
+    /// `Async`.
     buffer: Vec<Checkpoint>,
 }
 
@@ -83,53 +95,82 @@ impl<'a> Writes<'a> {
         }
     }
 
-    /// Hands over the next checkpoint: written now (`Sync`), started
-    /// (`Async`, after the previous write completed) or kept (`Exit`).
+    /// Hands over the next checkpoint: written now (`Sync`), started or
+    /// queued behind the write in flight (`Async`), or kept (`Exit`).
     pub(crate) async fn push(&mut self, checkpoint: Checkpoint) -> Result<(), CheckpointError> {
         match self.mode {
             Durability::Sync => self.checkpointer.put_owned(checkpoint).await,
-            Durability::Async => {
-                // In order, one at a time.
-                if let Some(previous) = self.pending.take() {
-                    previous.await?;
-                }
+            Durability::Async if self.pending.is_none() => {
                 self.pending = Some(self.checkpointer.put_owned(checkpoint));
                 Ok(())
             }
-            Durability::Exit => {
+            Durability::Async | Durability::Exit => {
                 self.buffer.push(checkpoint);
                 Ok(())
             }
         }
     }
 
-    /// Runs `work` (the next node) while the write in flight, if any,
-    /// completes beside it. A failed write fails the invocation once `work`
-    /// is done (a node is never abandoned half-way).
+    /// Starts writing the queued checkpoints, in one batch.
+    fn start_queued(&mut self) {
+        self.pending = match self.buffer.len() {
+            0 => None,
+            1 => self
+                .buffer
+                .pop()
+                .map(|one| self.checkpointer.put_owned(one)),
+            _ => Some(
+                self.checkpointer
+                    .put_batch(std::mem::take(&mut self.buffer)),
+            ),
+        };
+    }
+
+    /// Runs `work` (the next node), driving the writes in flight whenever it
+    /// waits; a write that completes starts the next one with what queued.
+    /// `work` is polled first and never waits for a write: one still in
+    /// flight when it returns stays in flight. A failed write fails the
+    /// invocation once `work` is done (a node is never abandoned half-way),
+    /// and the checkpoints queued behind it are not written.
     pub(crate) async fn beside<T>(
         &mut self,
         work: impl std::future::Future<Output = T>,
     ) -> Result<T, CheckpointError> {
-        match self.pending.take() {
-            None => Ok(work.await),
-            Some(write) => {
-                let (written, out) = futures::future::join(write, work).await;
-                written.map(|()| out)
+        let mut work = std::pin::pin!(work);
+        loop {
+            let Some(write) = self.pending.take() else {
+                return Ok(work.await);
+            };
+            match futures::future::select(work.as_mut(), write).await {
+                Either::Left((out, write)) => {
+                    self.pending = Some(write);
+                    return Ok(out);
+                }
+                Either::Right((Ok(()), _)) => self.start_queued(),
+                Either::Right((Err(e), _)) => {
+                    work.await;
+                    self.buffer.clear();
+                    return Err(e);
+                }
             }
         }
     }
 
     /// Makes every checkpoint handed over durable: the write in flight
-    /// completes, the kept ones are written in one batch.
+    /// completes, then the queued or kept ones are written in one batch.
     pub(crate) async fn flush(&mut self) -> Result<(), CheckpointError> {
-        if let Some(write) = self.pending.take() {
-            write.await?;
+        loop {
+            if let Some(write) = self.pending.take() {
+                if let Err(e) = write.await {
+                    self.buffer.clear();
+                    return Err(e);
+                }
+            }
+            self.start_queued();
+            if self.pending.is_none() {
+                return Ok(());
+            }
         }
-        if !self.buffer.is_empty() {
-            let batch = std::mem::take(&mut self.buffer);
-            self.checkpointer.put_batch(batch).await?;
-        }
-        Ok(())
     }
 }
 

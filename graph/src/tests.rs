@@ -704,7 +704,7 @@ async fn logged_run(mode: Durability) -> (Vec<String>, Vec<usize>, usize) {
 }
 
 #[tokio::test]
-async fn sync_writes_before_the_next_node_and_async_beside_it_one_at_a_time_in_order() {
+async fn sync_writes_before_the_next_node_and_async_beside_it_in_order() {
     let (log, _, written) = logged_run(Durability::Sync).await;
     assert_eq!(written, 3);
     assert_eq!(
@@ -730,6 +730,57 @@ async fn sync_writes_before_the_next_node_and_async_beside_it_one_at_a_time_in_o
         "{log:?}"
     );
     assert_eq!(log.last().map(String::as_str), Some("end:2"));
+}
+
+/// A node that never waits: it logs its start and end and returns.
+struct Quick(&'static str, Arc<Mutex<Vec<String>>>);
+
+#[async_trait::async_trait]
+impl Node<S> for Quick {
+    async fn run(&self, s: &mut S, _: &NodeContext<'_, S>) -> Result<Next, NodeError> {
+        self.1.lock().unwrap().push(format!("start:{}", self.0));
+        s.visited.push(self.0.into());
+        self.1.lock().unwrap().push(format!("done:{}", self.0));
+        Ok(Next::Continue)
+    }
+}
+
+#[tokio::test]
+async fn async_never_makes_a_node_wait_and_writes_what_queued_in_one_batch() {
+    let store = SlowLog::default();
+    let log = store.log.clone();
+    let graph = GraphBuilder::new()
+        .add_node("a", Quick("a", log.clone()))
+        .add_node("b", Quick("b", log.clone()))
+        .add_node("c", Quick("c", log.clone()))
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", "c")
+        .add_edge("c", END)
+        .durability(Durability::Async)
+        .compile()
+        .unwrap();
+    graph
+        .invoke("t", S::default(), &store, &NoObserver)
+        .await
+        .unwrap();
+    // Nodes that never wait never give the input's write a turn: it runs
+    // when the invocation returns, then the three nodes' checkpoints in
+    // one batch behind it.
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["start:a", "done:a", "start:b", "done:b", "start:c", "done:c", "begin:0", "end:0"]
+    );
+    assert_eq!(*store.batches.lock().unwrap(), [3]);
+    let steps: Vec<u32> = store
+        .inner
+        .list("t")
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.step)
+        .collect();
+    assert_eq!(steps, [0, 1, 2, 3], "all written, in order");
 }
 
 #[tokio::test]
@@ -818,11 +869,14 @@ async fn a_kill_mid_run_loses_what_each_mode_says() {
                     assert_eq!(runs.len(), 3 + 1, "{mode} {ok}: {runs:?}");
                     assert_eq!(runs[ok - 1], runs[ok], "{mode} {ok}: {runs:?}");
                 }
-                // Lost: that node and the one that ran beside its write.
+                // Lost: every checkpoint after the last write that
+                // completed. These nodes never wait, so the input's write
+                // was still in flight when they ran, and their three
+                // checkpoints went together in the write that died: all
+                // three run again.
                 Durability::Async => {
-                    assert_eq!(left.len(), ok, "{mode} {ok}");
-                    let again = if ok < 3 { 2 } else { 1 };
-                    assert_eq!(runs.len(), 3 + again, "{mode} {ok}: {runs:?}");
+                    assert_eq!(left.len(), 1, "{mode} {ok}");
+                    assert_eq!(runs.len(), 3 + 3, "{mode} {ok}: {runs:?}");
                 }
                 // Lost: the whole invocation; nothing to resume from.
                 Durability::Exit => {
