@@ -897,6 +897,59 @@ async fn a_kill_mid_run_loses_what_each_mode_says() {
     }
 }
 
+/// A node that waits (as one calling a model does) and counts its runs.
+struct Waits(&'static str, Arc<Mutex<Vec<String>>>);
+
+#[async_trait::async_trait]
+impl Node<S> for Waits {
+    async fn run(&self, s: &mut S, _: &NodeContext<'_, S>) -> Result<Next, NodeError> {
+        self.1.lock().unwrap().push(self.0.into());
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
+        s.visited.push(self.0.into());
+        Ok(Next::Continue)
+    }
+}
+
+/// `async` with nodes that wait: each checkpoint is written while the next
+/// node waits, so a kill loses the node in progress and the one before it
+/// (docs/ARCHITECTURE.md, "Durability"), as with a real model.
+#[tokio::test]
+async fn async_with_nodes_that_wait_loses_that_node_and_the_one_before() {
+    let waiting_chain = |runs: &Arc<Mutex<Vec<String>>>| {
+        GraphBuilder::new()
+            .add_node("a", Waits("a", runs.clone()))
+            .add_node("b", Waits("b", runs.clone()))
+            .add_node("c", Waits("c", runs.clone()))
+            .add_edge(START, "a")
+            .add_edge("a", "b")
+            .add_edge("b", "c")
+            .add_edge("c", END)
+            .durability(Durability::Async)
+            .compile()
+            .unwrap()
+    };
+    for ok in 1..=3usize {
+        let runs = Arc::new(Mutex::new(Vec::new()));
+        let dying = DiesAfter::new(ok);
+        let err = waiting_chain(&runs)
+            .invoke("t", S::default(), &dying, &NoObserver)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, GraphError::Checkpoint(_)), "{ok}: {err}");
+        assert_eq!(dying.inner.list("t").await.unwrap().len(), ok, "{ok}");
+        let out = waiting_chain(&runs)
+            .resume("t", HashMap::new(), &dying.inner, &NoObserver)
+            .await
+            .unwrap();
+        assert_eq!(out.state.visited, ["a", "b", "c"], "{ok}");
+        let again = if ok < 3 { 2 } else { 1 };
+        let runs = runs.lock().unwrap().clone();
+        assert_eq!(runs.len(), 3 + again, "{ok}: {runs:?}");
+    }
+}
+
 /// In every mode a pause is durable before it is reported: when its write
 /// fails, the caller gets the error, never the interrupt.
 #[tokio::test]
