@@ -4,22 +4,33 @@
 //! (and fsyncs it) inside whichever commit pushes the log past 1,000 pages:
 //! under load that is one turn's commit in every few hundred, on the pool's
 //! only connection, with every other statement queued behind it (measured:
-//! 5 % of the server's samples under `scripts/bench-http`). Here the pool's
-//! connection only checkpoints past [`AUTOCHECKPOINT_PAGES`] (a safety
-//! bound), and a task of its own with its own connection runs a `PASSIVE`
-//! checkpoint every [`EVERY`]: it copies what no reader still needs without
-//! taking the write lock, so commits go on while it works. When the task
-//! cannot run (its connection fails), the bound still keeps the log from
-//! growing without end.
+//! 5 % of the server's samples under `scripts/bench-http`). Here a commit
+//! only checkpoints past [`AUTOCHECKPOINT_PAGES`] (where sustained writes
+//! take the log, see there), and a task of its own with its own connection
+//! runs a `PASSIVE` checkpoint every [`EVERY`]: it copies what no reader
+//! still needs without taking the write lock, so commits go on while it
+//! works. When the task cannot run (its connection fails), the bound still
+//! keeps the log from growing without end.
 
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
 use sqlx::{ConnectOptions, Connection};
 
-/// The pool connection's own `wal_autocheckpoint`: 40 MB of log at 4 KB
-/// pages, reached only if the checkpointer stops.
-pub(crate) const AUTOCHECKPOINT_PAGES: u32 = 10_000;
+/// The connections' own `wal_autocheckpoint`: 160 MB of log at 4 KB pages.
+///
+/// Under light load the checkpointer's passes catch up with the log's end
+/// between commits, and the next commit starts the log again from its
+/// beginning. Under sustained writes they never quite do (a `PASSIVE` pass
+/// copies what was there when it started; commits append meanwhile), so
+/// the log grows to this bound and the commit that crosses it copies back
+/// what the passes have not and rewinds it, with two fsyncs, while every
+/// other write waits. The larger the bound, the rarer that commit and the
+/// more of its copying the checkpointer has done on another thread: a
+/// sequential SQLite engine run makes 10 % more turns a second in `sync`
+/// and about 20 % more in `exit` than at 40 MB (BENCHMARKS.md, round 10).
+/// The file keeps its largest size until the database is closed.
+pub(crate) const AUTOCHECKPOINT_PAGES: u32 = 40_000;
 /// How often the checkpointer runs.
 const EVERY: Duration = Duration::from_millis(500);
 
