@@ -111,7 +111,8 @@ impl<'a> Writes<'a> {
         }
     }
 
-    /// Starts writing the queued checkpoints, in one batch.
+    /// Starts writing the queued checkpoints: one alone as a plain write,
+    /// several as one batch.
     fn start_queued(&mut self) {
         self.pending = match self.buffer.len() {
             0 => None,
