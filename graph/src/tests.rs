@@ -539,15 +539,11 @@ async fn a_failing_node_is_a_typed_error_with_its_source() {
 
 /// `a → b → c`, each node counting its executions in `runs` (a side effect
 /// outside the state, like a tool call), in `mode`.
-fn counted_chain(mode: Durability, runs: &Arc<Mutex<Vec<String>>>) -> Graph<S> {
-    let node = |name: &'static str| {
-        let runs = runs.clone();
-        FnNode::new(move |s: &mut S, _| {
-            runs.lock().unwrap().push(name.into());
-            s.visited.push(name.into());
-            Ok(Next::Continue)
-        })
-    };
+/// `START → a → b → c → END` in `mode`, each node made by `node(name)`.
+fn three_nodes<N: Node<S> + 'static>(
+    mode: Durability,
+    node: impl Fn(&'static str) -> N,
+) -> Graph<S> {
     GraphBuilder::new()
         .add_node("a", node("a"))
         .add_node("b", node("b"))
@@ -559,6 +555,17 @@ fn counted_chain(mode: Durability, runs: &Arc<Mutex<Vec<String>>>) -> Graph<S> {
         .durability(mode)
         .compile()
         .unwrap()
+}
+
+fn counted_chain(mode: Durability, runs: &Arc<Mutex<Vec<String>>>) -> Graph<S> {
+    three_nodes(mode, |name| {
+        let runs = runs.clone();
+        FnNode::new(move |s: &mut S, _| {
+            runs.lock().unwrap().push(name.into());
+            s.visited.push(name.into());
+            Ok(Next::Continue)
+        })
+    })
 }
 
 fn shape(list: &[Checkpoint]) -> Vec<(u32, String, Option<String>, usize)> {
@@ -749,17 +756,7 @@ impl Node<S> for Quick {
 async fn async_never_makes_a_node_wait_and_writes_what_queued_in_one_batch() {
     let store = SlowLog::default();
     let log = store.log.clone();
-    let graph = GraphBuilder::new()
-        .add_node("a", Quick("a", log.clone()))
-        .add_node("b", Quick("b", log.clone()))
-        .add_node("c", Quick("c", log.clone()))
-        .add_edge(START, "a")
-        .add_edge("a", "b")
-        .add_edge("b", "c")
-        .add_edge("c", END)
-        .durability(Durability::Async)
-        .compile()
-        .unwrap();
+    let graph = three_nodes(Durability::Async, |name| Quick(name, log.clone()));
     graph
         .invoke("t", S::default(), &store, &NoObserver)
         .await
@@ -918,17 +915,7 @@ impl Node<S> for Waits {
 #[tokio::test]
 async fn async_with_nodes_that_wait_loses_that_node_and_the_one_before() {
     let waiting_chain = |runs: &Arc<Mutex<Vec<String>>>| {
-        GraphBuilder::new()
-            .add_node("a", Waits("a", runs.clone()))
-            .add_node("b", Waits("b", runs.clone()))
-            .add_node("c", Waits("c", runs.clone()))
-            .add_edge(START, "a")
-            .add_edge("a", "b")
-            .add_edge("b", "c")
-            .add_edge("c", END)
-            .durability(Durability::Async)
-            .compile()
-            .unwrap()
+        three_nodes(Durability::Async, |name| Waits(name, runs.clone()))
     };
     for ok in 1..=3usize {
         let runs = Arc::new(Mutex::new(Vec::new()));
