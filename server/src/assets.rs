@@ -11,15 +11,20 @@
 //!
 //! Everything else the server answers is compressed on the fly by
 //! [`compression`] when the client accepts it and the body is worth it; event
-//! streams never (tower-http's default predicate leaves `text/event-stream`
-//! alone, so tokens are not held back in a compressor's buffer).
+//! streams never (so that tokens are not held back in a compressor's
+//! buffer): their routes bypass the compressor altogether, whose body
+//! (about 6 KB, boxed) every open stream would otherwise keep for nothing.
 
 use std::path::{Path, PathBuf};
+use std::task::{Context, Poll};
 
 use axum::http::header::{CACHE_CONTROL, VARY};
-use axum::http::{HeaderValue, Response};
+use axum::http::{HeaderValue, Request, Response};
 use axum::Router;
+use futures::future::BoxFuture;
 use leptos::config::LeptosOptions;
+use tower::layer::layer_fn;
+use tower::{Layer, Service, ServiceExt};
 use tower_http::compression::CompressionLayer;
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -72,9 +77,53 @@ pub fn router<S: Clone + Send + Sync + 'static>(options: &LeptosOptions) -> Rout
     )
 }
 
-/// On-the-fly compression of the other answers (pages, JSON, CSV).
-pub fn compression() -> CompressionLayer {
-    CompressionLayer::new().br(true).gzip(true)
+/// On-the-fly compression of the other answers (pages, JSON, CSV), past
+/// the event streams' routes ([`crate::middleware::is_event_stream`]).
+pub fn compression<S>() -> impl Layer<S, Service = Compress<S>> + Clone
+where
+    S: Clone,
+{
+    layer_fn(|inner: S| Compress {
+        compressed: CompressionLayer::new()
+            .br(true)
+            .gzip(true)
+            .layer(inner.clone()),
+        plain: inner,
+    })
+}
+
+/// The service of [`compression`].
+#[derive(Clone)]
+pub struct Compress<S> {
+    compressed: tower_http::compression::Compression<S>,
+    plain: S,
+}
+
+impl<S, B> Service<Request<axum::body::Body>> for Compress<S>
+where
+    S: Service<Request<axum::body::Body>, Response = Response<B>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError> + Send,
+{
+    type Response = Response<axum::body::Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<Self::Response, S::Error>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        // Each call drives a clone to readiness itself (`oneshot`).
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<axum::body::Body>) -> Self::Future {
+        if crate::middleware::is_event_stream(request.uri().path()) {
+            let plain = self.plain.clone().oneshot(request);
+            Box::pin(async move { Ok(plain.await?.map(axum::body::Body::new)) })
+        } else {
+            let compressed = self.compressed.clone().oneshot(request);
+            Box::pin(async move { Ok(compressed.await?.map(axum::body::Body::new)) })
+        }
+    }
 }
 
 fn pkg_dir(options: &LeptosOptions) -> PathBuf {

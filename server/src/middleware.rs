@@ -53,13 +53,18 @@ pub async fn json_errors(request: Request, next: Next) -> Response {
     response
 }
 
+/// Whether `path` is one of the routes that answer with an event stream
+/// (`…/events`, `…/stream`).
+pub fn is_event_stream(path: &str) -> bool {
+    path.ends_with("/events") || path.ends_with("/stream")
+}
+
 /// Holds a place among the user's open event streams (see
 /// `Console::open_stream`) for as long as the stream's body lives, and
 /// ends the body when the user's sessions end. Applies to the routes that
 /// answer with event streams (`…/events`, `…/stream`); 429 past the cap.
 pub async fn stream_cap(State(console): State<Console>, request: Request, next: Next) -> Response {
-    let path = request.uri().path();
-    if !(path.ends_with("/events") || path.ends_with("/stream")) {
+    if !is_event_stream(request.uri().path()) {
         return next.run(request).await;
     }
     let Some(user) = request.extensions().get::<UserInfo>().cloned() else {
