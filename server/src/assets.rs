@@ -18,14 +18,19 @@
 use std::path::{Path, PathBuf};
 use std::task::{Context, Poll};
 
+use axum::body::{Body, Bytes, HttpBody};
 use axum::http::header::{CACHE_CONTROL, VARY};
 use axum::http::{HeaderValue, Request, Response};
+use axum::BoxError;
 use axum::Router;
-use futures::future::BoxFuture;
+use futures::future::{Either, MapOk};
+use futures::TryFutureExt;
 use leptos::config::LeptosOptions;
 use tower::layer::layer_fn;
-use tower::{Layer, Service, ServiceExt};
-use tower_http::compression::CompressionLayer;
+use tower::{Layer, Service};
+use tower_http::compression::{
+    Compression, CompressionBody, CompressionLayer, DefaultPredicate, ResponseFuture,
+};
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
@@ -92,36 +97,50 @@ where
     })
 }
 
-/// The service of [`compression`].
+/// The service of [`compression`]: each request goes to one of the two
+/// services, each with its own clone of the inner one.
 #[derive(Clone)]
 pub struct Compress<S> {
-    compressed: tower_http::compression::Compression<S>,
+    compressed: Compression<S>,
     plain: S,
 }
 
-impl<S, B> Service<Request<axum::body::Body>> for Compress<S>
-where
-    S: Service<Request<axum::body::Body>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError> + Send,
-{
-    type Response = Response<axum::body::Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<'static, Result<Self::Response, S::Error>>;
+/// A response with its body as axum's `Body` (boxed once, as the router
+/// would box it anyway).
+type ToBody<B> = fn(Response<B>) -> Response<Body>;
 
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        // Each call drives a clone to readiness itself (`oneshot`).
-        Poll::Ready(Ok(()))
+fn to_body<B>(response: Response<B>) -> Response<Body>
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    response.map(Body::new)
+}
+
+impl<S, B> Service<Request<Body>> for Compress<S>
+where
+    S: Service<Request<Body>, Response = Response<B>>,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError> + Send,
+{
+    type Response = Response<Body>;
+    type Error = S::Error;
+    type Future = Either<
+        MapOk<S::Future, ToBody<B>>,
+        MapOk<ResponseFuture<S::Future, DefaultPredicate>, ToBody<CompressionBody<B>>>,
+    >;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        // Either may take the next request.
+        std::task::ready!(self.plain.poll_ready(cx))?;
+        self.compressed.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request<axum::body::Body>) -> Self::Future {
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
         if crate::middleware::is_event_stream(request.uri().path()) {
-            let plain = self.plain.clone().oneshot(request);
-            Box::pin(async move { Ok(plain.await?.map(axum::body::Body::new)) })
+            Either::Left(self.plain.call(request).map_ok(to_body as ToBody<B>))
         } else {
-            let compressed = self.compressed.clone().oneshot(request);
-            Box::pin(async move { Ok(compressed.await?.map(axum::body::Body::new)) })
+            Either::Right(self.compressed.call(request).map_ok(to_body as _))
         }
     }
 }
