@@ -54,7 +54,7 @@ mod client {
                     let Some(text) = message.data().as_string() else {
                         return;
                     };
-                    match serde_json::from_str::<T>(&text) {
+                    match aics_types::json::from_str::<T>(&text) {
                         Ok(event) => handler(event),
                         Err(err) => leptos::logging::warn!("unreadable event: {err}"),
                     }

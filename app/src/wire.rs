@@ -1,17 +1,23 @@
-//! How the server functions' answers (and their errors) travel: JSON, as
-//! Leptos's own `Json` sends it, but decoded in the browser with
-//! `serde_json::from_str`.
+//! How JSON from the server reaches the browser's types: the server
+//! functions' answers (and their errors) and the data resources hydrate
+//! from, both read with [`aics_types::json::from_str`], as the event
+//! streams are ([`crate::sse`]).
 //!
-//! Why not Leptos's `Json`: it decodes with `serde_json::from_slice`, while
-//! the data a resource hydrates from and every event stream ([`crate::sse`])
-//! are decoded with `from_str`. serde monomorphises a type's decoder once per
-//! reader, so a type that arrives both ways (a conversation: hydrated, then
-//! reloaded) was in the wasm twice. With one reader everywhere it is there
-//! once (BENCHMARKS.md "Client bundle"). The bytes on the wire are the same.
+//! One reader for every payload: serde monomorphises a type's decoder once
+//! per reader, so a type that arrived two ways (a conversation: hydrated,
+//! then reloaded) would be in the wasm twice. Leptos's own `Json` decodes
+//! with `serde_json::from_slice` and its resources with
+//! `serde_json::from_str`; here both read through `aics_types::json`, which
+//! also compiles each struct's decoder for objects only (BENCHMARKS.md
+//! "Client bundle"). The bytes on the wire are the same.
 //!
 //! Every server function answers with [`JsonStr`]: `#[server(prefix = "/fn",
-//! output = JsonStr)]`.
+//! output = JsonStr)]`; every resource is a [`Resource`], made with
+//! [`resource`].
 
+use std::future::Future;
+
+use leptos::server::codee::{Decoder, Encoder};
 use leptos::server_fn::codec::Post;
 use leptos::server_fn::{Bytes, ContentType, Decodes, Encodes, Format, FormatType};
 use serde::de::{DeserializeOwned, Error as _};
@@ -44,8 +50,47 @@ impl<T: DeserializeOwned> Decodes<T> for JsonStrEncoding {
 
     fn decode(bytes: Bytes) -> Result<T, Self::Error> {
         let text = std::str::from_utf8(&bytes).map_err(serde_json::Error::custom)?;
-        serde_json::from_str(text)
+        aics_types::json::from_str(text)
     }
+}
+
+/// The encoding of the data a resource carries from the server's render to
+/// the browser's hydration: JSON text, read with the same reader.
+pub struct JsonText;
+
+impl<T: Serialize> Encoder<T> for JsonText {
+    type Error = serde_json::Error;
+    type Encoded = String;
+
+    fn encode(value: &T) -> Result<String, Self::Error> {
+        serde_json::to_string(value)
+    }
+}
+
+impl<T: DeserializeOwned> Decoder<T> for JsonText {
+    type Error = serde_json::Error;
+    type Encoded = str;
+
+    fn decode(text: &str) -> Result<T, Self::Error> {
+        aics_types::json::from_str(text)
+    }
+}
+
+/// A resource whose data hydrates through [`JsonText`].
+pub type Resource<T> = leptos::prelude::Resource<T, JsonText>;
+
+/// `Resource::new`, with the data read through [`JsonText`].
+#[track_caller]
+pub fn resource<T, S, Fut>(
+    source: impl Fn() -> S + Send + Sync + 'static,
+    fetcher: impl Fn(S) -> Fut + Send + Sync + 'static,
+) -> Resource<T>
+where
+    T: Serialize + DeserializeOwned + Send + Sync + 'static,
+    S: Send + Sync + Clone + PartialEq + 'static,
+    Fut: Future<Output = T> + Send + 'static,
+{
+    Resource::new_with_options(source, fetcher, false)
 }
 
 #[cfg(test)]

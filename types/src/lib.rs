@@ -29,6 +29,8 @@
 //! - [`commerce`]: the shop's data the tools read and write: customers,
 //!   orders, logistics events, tickets, knowledge articles.
 //! - [`timestamp`]: how a [`Timestamp`] field is read back from JSON.
+//! - [`json`]: how the browser reads JSON ([`json::from_str`]: structs
+//!   from objects only, which keeps each struct's decoder compiled once).
 #![forbid(unsafe_code)]
 
 pub mod accounts;
@@ -38,6 +40,7 @@ pub mod customers;
 pub mod diff;
 pub mod event;
 pub mod handling;
+pub mod json;
 pub mod overview;
 pub mod providers;
 pub mod replays;

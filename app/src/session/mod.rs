@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::components::errors::{PageError, PageLoading};
 use crate::error::AppError;
+use crate::wire::{resource, Resource};
 
 /// The signed-in user and the model answering, for the header.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,7 +36,7 @@ pub struct SessionResource(pub Resource<Result<Option<Session>, AppError>>);
 
 impl SessionResource {
     pub fn provide() {
-        provide_context(Self(Resource::new(|| (), |_| api::whoami())));
+        provide_context(Self(resource(|| (), |_| api::whoami())));
     }
 }
 

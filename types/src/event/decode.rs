@@ -170,7 +170,7 @@ fn reordered<'de, A: MapAccess<'de>>(first: String, mut map: A) -> Result<AgentE
         text.push_str(&value.to_string());
     }
     text.push('}');
-    serde_json::from_str(&text).map_err(de::Error::custom)
+    crate::json::from_str(&text).map_err(de::Error::custom)
 }
 
 /// An event's first key: `type`, or the name of whatever comes instead.

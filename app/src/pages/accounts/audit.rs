@@ -4,10 +4,11 @@ use leptos::prelude::*;
 
 use super::api::audit_log;
 use super::when;
+use crate::wire::resource;
 
 #[component]
 pub fn AuditLog() -> impl IntoView {
-    let lines = Resource::new(|| (), |_| audit_log());
+    let lines = resource(|| (), |_| audit_log());
     view! {
         <section aria-labelledby="audit-heading" class="space-y-2">
             <div class="flex items-center justify-between">

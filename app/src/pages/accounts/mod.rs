@@ -21,6 +21,7 @@ use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::components::server_form::{field, ServerForm};
 use crate::session::{Authed, Session};
+use crate::wire::resource;
 use api::{list_accounts, CreateAccount, ResetPassword, SetDisabled, UnlockAccount};
 
 /// `/accounts`.
@@ -67,7 +68,7 @@ fn Accounts(me: String) -> impl IntoView {
     let disable = Call::<SetDisabled>::new();
     let reset = Call::<ResetPassword>::new();
     let unlock = Call::<UnlockAccount>::new();
-    let accounts = Resource::new(
+    let accounts = resource(
         move || {
             (
                 create.answered().get(),

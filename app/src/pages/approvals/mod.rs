@@ -28,6 +28,7 @@ use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::components::live_dot::LiveDot;
 use crate::session::{Authed, Session};
+use crate::wire::resource;
 use api::{decided_approvals, pending_approvals, DecideApproval};
 use card::ApprovalCard;
 use decided::DecidedTable;
@@ -70,11 +71,11 @@ fn ApprovalQueue() -> impl IntoView {
     // Bumped by the live queue's events.
     let live_version = RwSignal::new(0u32);
     let connected = RwSignal::new(false);
-    let approvals = Resource::new(
+    let approvals = resource(
         move || (decide.answered().get(), live_version.get()),
         |_| pending_approvals(),
     );
-    let decided = Resource::new(
+    let decided = resource(
         move || (decide.answered().get(), live_version.get()),
         |_| decided_approvals(),
     );

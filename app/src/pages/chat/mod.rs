@@ -21,6 +21,7 @@ use leptos_router::hooks::use_params_map;
 use crate::call::Call;
 use crate::components::markdown::Markdown;
 use crate::components::server_form::{field, ServerForm};
+use crate::wire::resource;
 use api::{load_customer_chat, CustomerSend, StartChat};
 use state::ChatState;
 
@@ -147,7 +148,7 @@ pub fn ChatStartPage() -> impl IntoView {
 pub fn CustomerChatPage() -> impl IntoView {
     let params = use_params_map();
     let token = Memo::new(move |_| params.read().get("token").unwrap_or_default());
-    let chat = Resource::new(move || token.get(), load_customer_chat);
+    let chat = resource(move || token.get(), load_customer_chat);
     view! {
         <Suspense fallback=|| view! { <ChatFrame lang="en".to_string()><p class="p-6 text-sm text-slate-500">"…"</p></ChatFrame> }>
             {move || Suspend::new(async move {

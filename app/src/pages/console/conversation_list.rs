@@ -17,6 +17,7 @@ use crate::components::errors::or_alert;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::server_form::ServerForm;
 use crate::session::reload_to;
+use crate::wire::resource;
 
 /// The conversation list; `refresh` reloads it.
 #[component]
@@ -30,7 +31,7 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
     // each "Show older". A live refresh asks for as many again, so what
     // is shown stays shown.
     let shown = RwSignal::new(INBOX_PAGE);
-    let conversations = Resource::new(
+    let conversations = resource(
         move || {
             (
                 refresh.get(),

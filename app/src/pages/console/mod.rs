@@ -42,6 +42,7 @@ use leptos_router::NavigateOptions;
 use crate::components::errors::or_alert;
 use crate::components::layout::Layout;
 use crate::session::{Authed, Session};
+use crate::wire::resource;
 use api::{get_conversation, open_conversation};
 use conversation_list::ConversationList;
 use live::ChatLive;
@@ -79,7 +80,7 @@ fn ConsoleBody(session: Session, id: Memo<Option<String>>) -> impl IntoView {
 /// server), replacing `/` in the history so Back does not bounce.
 #[component]
 fn OpenConversation() -> impl IntoView {
-    let target = Resource::new(|| (), |_| open_conversation());
+    let target = resource(|| (), |_| open_conversation());
     view! {
         <Suspense fallback=|| view! { <Pane>"Opening the latest conversation…"</Pane> }>
             {move || Suspend::new(async move {
@@ -105,7 +106,7 @@ fn Pane(children: Children) -> impl IntoView {
 #[component]
 fn ChatView(id: String, session: Session, refresh: RwSignal<u32>) -> impl IntoView {
     let key = id.clone();
-    let detail = Resource::new(move || key.clone(), get_conversation);
+    let detail = resource(move || key.clone(), get_conversation);
     let session = StoredValue::new(session);
     view! {
         <Transition fallback=|| view! { <Pane>"Loading the conversation…"</Pane> }>

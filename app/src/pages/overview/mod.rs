@@ -14,6 +14,7 @@ use crate::components::errors::or_alert;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::session::{Authed, Session};
+use crate::wire::resource;
 use api::get_overview;
 use chart::{Bar, BarChart};
 
@@ -62,7 +63,7 @@ fn OverviewBody(session: Session) -> impl IntoView {
 
 #[component]
 fn OverviewView(days: Memo<u32>) -> impl IntoView {
-    let overview = Resource::new(move || days.get(), get_overview);
+    let overview = resource(move || days.get(), get_overview);
     view! {
         <div class="flex flex-wrap items-center gap-3">
             <h1 class="text-xl font-semibold tracking-tight">"Overview"</h1>

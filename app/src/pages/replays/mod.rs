@@ -18,6 +18,7 @@ use crate::components::errors::or_alert;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::session::{Authed, Session};
+use crate::wire::resource;
 use api::list_replay_sets;
 
 /// `/replays`.
@@ -59,7 +60,7 @@ fn ReplaysView() -> impl IntoView {
     let run_id = Memo::new(move |_| query.read().get("run").filter(|s| !s.is_empty()));
     // Bumped when a set is saved, so the list is read again.
     let version = RwSignal::new(0u32);
-    let sets = Resource::new(move || version.get(), |_| list_replay_sets());
+    let sets = resource(move || version.get(), |_| list_replay_sets());
     view! {
         <div class="flex flex-wrap items-baseline gap-3">
             <h1 class="text-xl font-semibold tracking-tight">"Replays"</h1>

@@ -32,6 +32,7 @@ use crate::components::layout::Layout;
 use crate::components::timeline::ToolTimeline;
 use crate::components::trace::TracePanel;
 use crate::session::{Authed, Session};
+use crate::wire::resource;
 use api::get_turn;
 use path::PathGraph;
 use step::StepItem;
@@ -61,7 +62,7 @@ fn TurnBody(session: Session, id: Memo<String>) -> impl IntoView {
     let supervisor = session.is_supervisor();
     // Bumped by the conversation's events while the turn may change.
     let live_version = RwSignal::new(0u32);
-    let detail = Resource::new(
+    let detail = resource(
         move || (id.get(), live_version.get()),
         |(id, _)| get_turn(id),
     );
