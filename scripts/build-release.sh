@@ -26,8 +26,7 @@ stamp="$site/.client-inputs"
 # What the bundle is made of: the client crates and what they share with the
 # server (app/, frontend/, types/), the stylesheet and assets, the workspace
 # manifest (profiles, leptos metadata) and lock files, and the tools.
-# Tailwind also scans the rest of the repository for class names; a class
-# that appears only outside app/ changes nothing the console uses.
+# Tailwind reads class names from app/src only (style/tailwind.css).
 inputs_hash() {
     {
         find app frontend types style public -type f -print0 | sort -z | xargs -0 sha256sum
