@@ -22,8 +22,12 @@ use leptos::server_fn::ServerFn;
 pub type Answer<S> = Option<Result<<S as ServerFn>::Output, <S as ServerFn>::Error>>;
 
 /// A server function `S` called from the page (see the module's docs).
+///
+/// Its signals are split once, when it is made: `RwSignal::read_only` would
+/// put a new handle in the reactive arena on every read of the answer.
 pub struct Call<S: ServerFn> {
-    answer: RwSignal<Answer<S>>,
+    answer: ReadSignal<Answer<S>>,
+    set_answer: WriteSignal<Answer<S>>,
     counts: Counts,
 }
 
@@ -31,14 +35,17 @@ pub struct Call<S: ServerFn> {
 #[derive(Clone, Copy)]
 struct Counts {
     in_flight: RwSignal<usize>,
-    answered: RwSignal<usize>,
+    answered: ReadSignal<usize>,
+    set_answered: WriteSignal<usize>,
 }
 
 impl Counts {
     fn new() -> Self {
+        let (answered, set_answered) = signal(0);
         Self {
             in_flight: RwSignal::new(0),
-            answered: RwSignal::new(0),
+            answered,
+            set_answered,
         }
     }
 
@@ -49,7 +56,7 @@ impl Counts {
     /// `try_`: the page may be gone by the time an answer arrives.
     fn finished(self) {
         self.in_flight.try_update(|n| *n = n.saturating_sub(1));
-        self.answered.try_update(|n| *n += 1);
+        self.set_answered.try_update(|n| *n += 1);
     }
 
     fn pending(self) -> Signal<bool> {
@@ -79,8 +86,10 @@ where
             (error.path() == S::PATH)
                 .then(|| Err(ServerFnUrlError::<S::Error>::decode_err(error.err())))
         });
+        let (answer, set_answer) = signal(answer);
         Self {
-            answer: RwSignal::new(answer),
+            answer,
+            set_answer,
             counts: Counts::new(),
         }
     }
@@ -88,14 +97,16 @@ where
     /// Calls `S` with `args` (from an event handler, in the browser); its
     /// answer becomes [`Call::answer`] when it arrives.
     pub fn dispatch(&self, args: S) {
-        let Self { answer, counts } = *self;
+        let Self {
+            set_answer, counts, ..
+        } = *self;
         counts.started();
         leptos::task::spawn_local(async move {
             // The client half of a server function: the request to its
             // URL, as the function itself and Leptos's actions make it.
             let result = args.run_on_client().await;
             counts.finished();
-            answer.try_set(Some(result));
+            set_answer.try_set(Some(result));
         });
     }
 }
@@ -107,7 +118,7 @@ where
 {
     /// The answer of the last call to complete (`None` before the first).
     pub fn answer(&self) -> ReadSignal<Answer<S>> {
-        self.answer.read_only()
+        self.answer
     }
 
     /// Whether a call is on its way.
@@ -117,7 +128,7 @@ where
 
     /// How many calls have answered: read it to reload what a call changes.
     pub fn answered(&self) -> ReadSignal<usize> {
-        self.counts.answered.read_only()
+        self.counts.answered
     }
 }
 
