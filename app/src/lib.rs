@@ -35,7 +35,10 @@
 //!   answer and whether a call is on its way.
 //! - [`sse`]: the browser's live connection to an event stream (hydrate only).
 //! - [`wire`]: [`wire::JsonStr`], how every server function's answer travels
-//!   (JSON, decoded from text like everything else the browser decodes).
+//!   (JSON, decoded from text like everything else the browser decodes),
+//!   and [`wire::resource`], the resources that hydrate the same way.
+//! - [`remote`]: [`remote::Remote`], the protocol every server function
+//!   speaks (`#[server(prefix = "/fn", protocol = UrlArgs)]`).
 //!
 //! Server functions are thin: authenticate the request, then one call into
 //! `aics_service::Console`. They are mounted by the server under `/fn/`.
@@ -50,6 +53,7 @@ pub mod components;
 pub mod error;
 pub mod lazy_pages;
 pub mod pages;
+pub mod remote;
 pub mod session;
 pub mod sse;
 pub mod wire;

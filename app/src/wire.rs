@@ -11,9 +11,9 @@
 //! also compiles each struct's decoder for objects only (BENCHMARKS.md
 //! "Client bundle"). The bytes on the wire are the same.
 //!
-//! Every server function answers with [`JsonStr`]: `#[server(prefix = "/fn",
-//! output = JsonStr)]`; every resource is a [`Resource`], made with
-//! [`resource`].
+//! Every server function answers with [`JsonStr`] (its protocol,
+//! [`crate::remote::Remote`], says so); every resource is a [`Resource`],
+//! made with [`resource`].
 
 use std::future::Future;
 

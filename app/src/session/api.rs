@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
+use crate::remote::UrlArgs;
 use crate::session::Session;
-use crate::wire::JsonStr;
 
 /// The console service and the user the request's cookie belongs to: the
 /// first step of every server function that needs a user.
@@ -30,7 +30,7 @@ pub(crate) fn set_cookie(value: &str) {
 }
 
 /// Who is signed in (`None` when nobody is), and the active model.
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn whoami() -> Result<Option<Session>, AppError> {
     match signed_in().await {
         Ok((console, user)) => Ok(Some(Session {
@@ -51,14 +51,14 @@ pub async fn whoami() -> Result<Option<Session>, AppError> {
 
 /// The configured model providers and whether each was reachable at
 /// start-up (the header's status, the fork form's choice).
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn list_providers() -> Result<Vec<aics_types::ProviderInfo>, AppError> {
     let (console, _user) = signed_in().await?;
     Ok(console.providers())
 }
 
 /// Signs out and clears the session cookie.
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn logout() -> Result<(), AppError> {
     use leptos::server_fn::error::FromServerFnError;
     let console = expect_context::<aics_service::Console>();

@@ -3,12 +3,12 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
+use crate::remote::UrlArgs;
 #[cfg(feature = "ssr")]
 use crate::session::api::{set_cookie, signed_in};
-use crate::wire::JsonStr;
 
 /// Changes the signed-in user's password; their other sessions end.
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn change_password(
     current_password: String,
     new_password: String,
@@ -28,7 +28,7 @@ pub async fn change_password(
 }
 
 /// Ends every session of the signed-in user, this one too.
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn sign_out_everywhere() -> Result<(), AppError> {
     let (console, user) = signed_in().await?;
     let cookie = console.sign_out_everywhere(&user).await?;

@@ -3,15 +3,14 @@
 
 use aics_types::{ChatLink, CustomerChat, MessageAccepted, WithHtml};
 use leptos::prelude::*;
-use leptos::server_fn::codec::Json;
 
 use crate::error::AppError;
-use crate::wire::JsonStr;
+use crate::remote::{JsonArgs, UrlArgs};
 
 /// What the customer's page shows of its conversation (404 for a wrong
 /// token), and its replies' HTML (rendered here: the browser has no
 /// Markdown parser).
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn load_customer_chat(token: String) -> Result<WithHtml<CustomerChat>, AppError> {
     let console = expect_context::<aics_service::Console>();
     let chat = console.customer_chat(&token).await?;
@@ -24,7 +23,7 @@ pub async fn load_customer_chat(token: String) -> Result<WithHtml<CustomerChat>,
 }
 
 /// A customer's message; the reply streams on the customer's events.
-#[server(prefix = "/fn", input = Json, output = JsonStr)]
+#[server(prefix = "/fn", protocol = JsonArgs)]
 pub async fn customer_send(token: String, message: String) -> Result<MessageAccepted, AppError> {
     let console = expect_context::<aics_service::Console>();
     Ok(console.customer_send(&token, &message).await?)
@@ -32,7 +31,7 @@ pub async fn customer_send(token: String, message: String) -> Result<MessageAcce
 
 /// The start page: finds or creates the customer, opens a conversation and
 /// sends the browser to its link (a 302 for a plain form post).
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn start_chat(name: String, email: String, lang: String) -> Result<ChatLink, AppError> {
     let console = expect_context::<aics_service::Console>();
     let client = leptos_axum::extract::<axum::Extension<aics_service::ClientAddr>>()

@@ -6,15 +6,14 @@ use aics_types::{
     CustomerPanel, HandlingAction, MessageAccepted, WithHtml,
 };
 use leptos::prelude::*;
-use leptos::server_fn::codec::Json;
 
 use crate::error::AppError;
+use crate::remote::{JsonArgs, UrlArgs};
 #[cfg(feature = "ssr")]
 use crate::session::api::signed_in;
-use crate::wire::JsonStr;
 
 /// The `limit` most recently active conversations, newest first.
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn list_conversations(limit: u32) -> Result<Vec<ConversationSummary>, AppError> {
     let (console, _user) = signed_in().await?;
     Ok(console.list_conversations(limit).await?)
@@ -24,7 +23,7 @@ pub async fn list_conversations(limit: u32) -> Result<Vec<ConversationSummary>, 
 /// the "New" form: as a plain form (before the page's script runs) this
 /// answers a 302 to `/c/{id}`; from the hydrated page, a client-side
 /// redirect to the same place.
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn create_conversation() -> Result<ConversationSummary, AppError> {
     let (console, _user) = signed_in().await?;
     let summary = console.create_conversation().await?;
@@ -34,7 +33,7 @@ pub async fn create_conversation() -> Result<ConversationSummary, AppError> {
 
 /// The conversation `/` opens: the most recently active one, or a new one
 /// when there is none yet (so a user who just signed in can type at once).
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn open_conversation() -> Result<String, AppError> {
     let (console, _user) = signed_in().await?;
     match console.list_conversations(1).await?.into_iter().next() {
@@ -45,7 +44,7 @@ pub async fn open_conversation() -> Result<String, AppError> {
 
 /// One conversation with its messages and turn traces, and its replies'
 /// HTML (rendered here: the browser has no Markdown parser).
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn get_conversation(
     session_id: String,
 ) -> Result<WithHtml<ConversationDetail>, AppError> {
@@ -69,7 +68,7 @@ pub async fn get_conversation(
 /// Stores the customer's message and starts the turn; its events arrive on
 /// the conversation's event stream. Answers the graph execution id (none
 /// while a person holds the conversation: the message is kept for them).
-#[server(prefix = "/fn", input = Json, output = JsonStr)]
+#[server(prefix = "/fn", protocol = JsonArgs)]
 pub async fn send_message(
     session_id: String,
     message: String,
@@ -80,7 +79,7 @@ pub async fn send_message(
 
 /// Supervisors: stops the turn that holds a conversation (running or
 /// waiting for approval); the conversation then takes messages again.
-#[server(prefix = "/fn", input = Json, output = JsonStr)]
+#[server(prefix = "/fn", protocol = JsonArgs)]
 pub async fn cancel_turn(
     graph_execution_id: String,
     reason: Option<String>,
@@ -93,7 +92,7 @@ pub async fn cancel_turn(
 
 /// Takes over, hands back, resolves or reopens a conversation (409 when its
 /// state does not allow it, e.g. someone took it first).
-#[server(prefix = "/fn", input = Json, output = JsonStr)]
+#[server(prefix = "/fn", protocol = JsonArgs)]
 pub async fn change_handling(
     session_id: String,
     action: HandlingAction,
@@ -103,21 +102,21 @@ pub async fn change_handling(
 }
 
 /// A reply to the customer from the staff member holding the conversation.
-#[server(prefix = "/fn", input = Json, output = JsonStr)]
+#[server(prefix = "/fn", protocol = JsonArgs)]
 pub async fn reply_as_agent(session_id: String, text: String) -> Result<ChatMessage, AppError> {
     let (console, user) = signed_in().await?;
     Ok(console.reply_as_agent(&user, &session_id, &text).await?)
 }
 
 /// An internal note: never shown to the customer.
-#[server(prefix = "/fn", input = Json, output = JsonStr)]
+#[server(prefix = "/fn", protocol = JsonArgs)]
 pub async fn add_note(session_id: String, text: String) -> Result<ChatMessage, AppError> {
     let (console, user) = signed_in().await?;
     Ok(console.add_note(&user, &session_id, &text).await?)
 }
 
 /// How many conversations wait for a person (the header's count).
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn waiting_for_human() -> Result<u64, AppError> {
     let (console, _user) = signed_in().await?;
     Ok(console.waiting_for_human().await?)
@@ -125,7 +124,7 @@ pub async fn waiting_for_human() -> Result<u64, AppError> {
 
 /// A new customer link for the conversation (the earlier one stops
 /// working); the token is shown once.
-#[server(prefix = "/fn", input = Json, output = JsonStr)]
+#[server(prefix = "/fn", protocol = JsonArgs)]
 pub async fn new_chat_link(session_id: String) -> Result<ChatLink, AppError> {
     let (console, user) = signed_in().await?;
     Ok(console.chat_link(&user, &session_id).await?)
@@ -133,28 +132,28 @@ pub async fn new_chat_link(session_id: String) -> Result<ChatLink, AppError> {
 
 /// The conversation's customer panel (or the customer an order id in it
 /// proposes).
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn load_customer_panel(session_id: String) -> Result<CustomerPanel, AppError> {
     let (console, _user) = signed_in().await?;
     Ok(console.customer_panel(&session_id).await?)
 }
 
 /// Sets or changes the conversation's customer (id or email).
-#[server(prefix = "/fn", input = Json, output = JsonStr)]
+#[server(prefix = "/fn", protocol = JsonArgs)]
 pub async fn set_customer(session_id: String, customer: String) -> Result<CustomerPanel, AppError> {
     let (console, user) = signed_in().await?;
     Ok(console.set_customer(&user, &session_id, &customer).await?)
 }
 
 /// Every customer, for the panel's picker.
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn list_customers() -> Result<Vec<Customer>, AppError> {
     let (console, _user) = signed_in().await?;
     Ok(console.list_customers().await?)
 }
 
 /// Forgets one remembered fact of a customer (audited).
-#[server(prefix = "/fn", input = Json, output = JsonStr)]
+#[server(prefix = "/fn", protocol = JsonArgs)]
 pub async fn forget_memory(customer_id: String, memory_id: i64) -> Result<(), AppError> {
     let (console, user) = signed_in().await?;
     Ok(console
@@ -163,7 +162,7 @@ pub async fn forget_memory(customer_id: String, memory_id: i64) -> Result<(), Ap
 }
 
 /// The inbox: search across conversations and filter by handling.
-#[server(prefix = "/fn", input = Json, output = JsonStr)]
+#[server(prefix = "/fn", protocol = JsonArgs)]
 pub async fn search_conversations(
     query: aics_types::InboxQuery,
 ) -> Result<Vec<ConversationSummary>, AppError> {
@@ -173,7 +172,7 @@ pub async fn search_conversations(
 
 /// A draft reply from the model for the staff member holding the
 /// conversation, to edit and send.
-#[server(prefix = "/fn", input = Json, output = JsonStr)]
+#[server(prefix = "/fn", protocol = JsonArgs)]
 pub async fn draft_reply(session_id: String) -> Result<String, AppError> {
     let (console, user) = signed_in().await?;
     Ok(console.draft_reply(&user, &session_id).await?)

@@ -4,14 +4,14 @@ use aics_types::UserInfo;
 use leptos::prelude::*;
 
 use crate::error::AppError;
+use crate::remote::UrlArgs;
 #[cfg(feature = "ssr")]
 use crate::session::api::set_cookie;
-use crate::wire::JsonStr;
 
 /// Signs in and sets the session cookie. Throttled like the JSON API, by
 /// username and by the client address the server worked out; a throttled
 /// attempt answers 429 with `Retry-After` and says how long to wait.
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn login(username: String, password: String) -> Result<UserInfo, AppError> {
     let console = expect_context::<aics_service::Console>();
     let client = leptos_axum::extract::<axum::Extension<aics_service::ClientAddr>>()

@@ -4,12 +4,12 @@ use aics_types::TurnDetail;
 use leptos::prelude::*;
 
 use crate::error::AppError;
+use crate::remote::UrlArgs;
 #[cfg(feature = "ssr")]
 use crate::session::api::signed_in;
-use crate::wire::JsonStr;
 
 /// One turn with its checkpoints, oldest first.
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn get_turn(graph_execution_id: String) -> Result<TurnDetail, AppError> {
     let (console, _user) = signed_in().await?;
     Ok(console.turn_detail(&graph_execution_id).await?)
@@ -17,7 +17,7 @@ pub async fn get_turn(graph_execution_id: String) -> Result<TurnDetail, AppError
 
 /// Supervisors only: starts a fork of the turn from one checkpoint; an
 /// empty `message`, `protocol` or `provider` keeps the turn's. The fork's id.
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn start_fork(
     graph_execution_id: String,
     checkpoint_id: String,
@@ -41,7 +41,7 @@ pub async fn start_fork(
 }
 
 /// Supervisors only: the turn's forks, newest first.
-#[server(prefix = "/fn", output = JsonStr)]
+#[server(prefix = "/fn", protocol = UrlArgs)]
 pub async fn list_forks(
     graph_execution_id: String,
 ) -> Result<Vec<aics_types::StudioRun>, AppError> {
