@@ -92,3 +92,6 @@ where
     }
     Ok((body, redirects.then_some(location)))
 }
+
+#[cfg(test)]
+mod tests;
