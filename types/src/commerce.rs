@@ -42,6 +42,14 @@ pub struct LogisticsEvent {
     pub is_anomaly: bool,
 }
 
+/// An amount in cents as a decimal string with two places: 12999 →
+/// "129.99", -5 → "-0.05". Written from integers: no float formatting.
+pub fn money(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    let cents = cents.unsigned_abs();
+    format!("{sign}{}.{:02}", cents / 100, cents % 100)
+}
+
 /// An order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -109,4 +117,19 @@ pub struct ArticleHit {
     pub category: String,
     /// The sentences around the best match.
     pub snippet: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::money;
+
+    #[test]
+    fn money_has_two_decimals_and_its_sign() {
+        assert_eq!(money(12999), "129.99");
+        assert_eq!(money(5), "0.05");
+        assert_eq!(money(0), "0.00");
+        assert_eq!(money(-5), "-0.05");
+        assert_eq!(money(-12999), "-129.99");
+        assert_eq!(money(i64::MIN), "-92233720368547758.08");
+    }
 }

@@ -72,10 +72,7 @@ pub(crate) async fn load_order(
         .ok_or_else(|| ToolError::NotFound(format!("there is no order {id}")))
 }
 
-/// Money as a decimal string, e.g. 12999 → "129.99".
-pub(crate) fn money(cents: i64) -> String {
-    format!("{}.{:02}", cents / 100, (cents % 100).abs())
-}
+pub(crate) use aics_types::money;
 
 /// `object` (a `json!` object) with `fields` moved in. `json!` writes each
 /// field it is given through `to_value(&field)`, a deep copy for a field
@@ -159,11 +156,5 @@ mod tests {
         for raw in ["", "abc", "ORD-12a", "123456789012345"] {
             assert!(normalize_order_id(raw).is_err(), "{raw}");
         }
-    }
-
-    #[test]
-    fn money_has_two_decimals() {
-        assert_eq!(money(12999), "129.99");
-        assert_eq!(money(5), "0.05");
     }
 }

@@ -149,7 +149,7 @@ fn Profile(profile: CustomerProfile, forget: Call<ForgetMemory>) -> impl IntoVie
             <h3 class="font-semibold">"Orders"</h3>
             <ul class="space-y-0.5">
                 {profile.orders.into_iter().map(|o| view! {
-                    <li><code>{o.id}</code> " · " {o.status} " · " {format!("{:.2} {}", o.total_cents as f64 / 100.0, o.currency)}</li>
+                    <li><code>{o.id}</code> " · " {o.status} " · " {aics_types::money(o.total_cents)} " " {o.currency}</li>
                 }).collect_view()}
             </ul>
             <h3 class="font-semibold">"Tickets"</h3>
