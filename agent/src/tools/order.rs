@@ -72,8 +72,6 @@ pub(crate) async fn load_order(
         .ok_or_else(|| ToolError::NotFound(format!("there is no order {id}")))
 }
 
-pub(crate) use aics_types::money;
-
 /// `object` (a `json!` object) with `fields` moved in. `json!` writes each
 /// field it is given through `to_value(&field)`, a deep copy for a field
 /// that is already a [`Value`]; the nested parts of a tool's result are

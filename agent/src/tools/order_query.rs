@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
+use aics_types::money;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::backend::SupportBackend;
-use super::order::{anomaly, event_json, load_order, money, with_fields, OrderArgs};
+use super::order::{anomaly, event_json, load_order, with_fields, OrderArgs};
 use crate::tool::{ToolContext, ToolError, TypedTool};
 
 /// Looks up an order.
