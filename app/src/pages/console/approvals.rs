@@ -1,6 +1,13 @@
 //! Sensitive calls that wait for a supervisor, inline in the transcript:
 //! the rule that held each, approve (with the arguments edited first, if
 //! need be) and reject for supervisors, a notice for agents.
+//!
+//! Most conversations never hold a call, so the cards are a lazy function
+//! (`#[lazy]`: a chunk of its own in the release build, fetched the first
+//! time a conversation has one). They are drawn by the browser only, after
+//! mount: the server and the hydrating page render nothing here, and no
+//! `Suspense` is hydrated (a lazy view hydrated inside the transcript's
+//! `<For>` lost its textarea's value and kept a stale conversation).
 
 use aics_types::{ApprovalDecision, PendingToolCall};
 use leptos::prelude::*;
@@ -13,9 +20,37 @@ use crate::components::json::{pretty_json, JsonBlock};
 use crate::pages::approvals::api::DecideApproval;
 use crate::pages::approvals::deadline::Deadline;
 
-/// The calls that wait, and a note while a decided turn resumes.
+/// The calls that wait, and a note while a decided turn resumes; loaded the
+/// first time the open conversation has either.
 #[component]
 pub fn PendingApprovals(chat: Chat, supervisor: bool) -> impl IntoView {
+    let state = chat.state;
+    let mounted = RwSignal::new(false);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| mounted.set(true));
+    // Once needed, kept: a decision's answer is handled by the cards.
+    let needed = Memo::new(move |was: Option<&bool>| {
+        was == Some(&true)
+            || (mounted.get() && state.with(|s| s.resuming() || !s.waiting().is_empty()))
+    });
+    move || {
+        needed.get().then(|| {
+            view! {
+                <Suspense>
+                    {Suspend::new(async move { pending_cards(chat, supervisor).await })}
+                </Suspense>
+            }
+        })
+    }
+}
+
+#[leptos::lazy]
+fn pending_cards(chat: Chat, supervisor: bool) -> AnyView {
+    view! { <PendingList chat supervisor/> }.into_any()
+}
+
+#[component]
+fn PendingList(chat: Chat, supervisor: bool) -> impl IntoView {
     let state = chat.state;
     let waiting = Memo::new(move |_| state.with(|s| s.waiting()));
     let resuming = Memo::new(move |_| state.with(|s| s.resuming()));
