@@ -13,7 +13,7 @@ pkg="${BUNDLE_PKG:-$root/target/site/pkg}"
 [ -d "$pkg" ] || { echo "no $pkg: run scripts/build-release.sh first" >&2; exit 1; }
 
 python3 - "$pkg" <<'PY'
-import json, os, sys
+import json, os, re, sys
 
 pkg = sys.argv[1]
 files = sorted(
@@ -50,7 +50,9 @@ manifests = [f for f in files if f.startswith("__wasm_split_manifest")]
 if manifests:
     manifest = json.load(open(os.path.join(pkg, manifests[0])))
     print()
-    print("each lazy route, when first shown (its chunks; shared ones counted in each):")
+    print("each lazy route or part, when first shown (its chunks; shared ones counted in each):")
     for key, chunks in sorted(manifest.items()):
-        row(key.strip("_").rsplit("_", 1)[0], total([c + ".wasm" for c in chunks]))
+        # `#[lazy_route]`'s keys end in a hash; components::lazy's are the name.
+        name = re.sub(r"_[0-9]+$", "", key.strip("_"))
+        row(name, total([c + ".wasm" for c in chunks]))
 PY

@@ -140,3 +140,38 @@ test("a supervisor rejects with a reason in the conversation, and the reply refl
   await agent.context().close();
   await supervisor.context().close();
 });
+
+test("a console that cannot fetch the approval controls (the server was updated since it opened) says so, stays live, and has them after a reload", async ({ browser }) => {
+  const agent = await signedInPage(browser, "agent");
+  const sessionId = await newConversation(agent);
+  await send(agent, EN);
+  await expect(toolCard(agent, "ticket_create")).toHaveAttribute("data-status", "pending");
+
+  // The cards' chunk is gone, as after a deploy that renamed it.
+  const supervisor = await signedInPage(browser, "supervisor");
+  const chunk = /split_pending_cards/;
+  await supervisor.route(chunk, (route) => route.abort());
+  await supervisor.goto(`/c/${sessionId}`);
+  await hydrated(supervisor);
+  const failed = supervisor.getByTestId("transcript").getByTestId("lazy-load-failed");
+  await expect(failed).toContainText("The approval controls could not be loaded");
+  await expect(supervisor.getByTestId("approval-inline")).toHaveCount(0);
+
+  // The page still works: another lazy part opens, and closes.
+  await supervisor.getByTestId("cancel-turn-open").click();
+  await expect(supervisor.getByTestId("cancel-turn-reason")).toBeVisible();
+  await supervisor.getByRole("button", { name: "Keep it" }).click();
+  await expect(supervisor.getByTestId("cancel-turn-open")).toBeVisible();
+
+  // With the chunk back, "Reload the page" brings the controls.
+  await supervisor.unroute(chunk);
+  await Promise.all([
+    supervisor.waitForEvent("load"),
+    failed.getByRole("button", { name: "Reload the page" }).click(),
+  ]);
+  await hydrated(supervisor);
+  await expect(supervisor.getByTestId("approval-inline")).toBeVisible();
+  await expect(supervisor.getByTestId("lazy-load-failed")).toHaveCount(0);
+  await agent.context().close();
+  await supervisor.context().close();
+});

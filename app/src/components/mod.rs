@@ -5,6 +5,7 @@ pub mod errors;
 pub mod icons;
 pub mod json;
 pub mod layout;
+pub mod lazy;
 pub mod live_dot;
 pub mod markdown;
 pub mod poll;

@@ -2,12 +2,9 @@
 //! the rule that held each, approve (with the arguments edited first, if
 //! need be) and reject for supervisors, a notice for agents.
 //!
-//! Most conversations never hold a call, so the cards are a lazy function
-//! (`#[lazy]`: a chunk of its own in the release build, fetched the first
-//! time a conversation has one). They are drawn by the browser only, after
-//! mount: the server and the hydrating page render nothing here, and no
-//! `Suspense` is hydrated (a lazy view hydrated inside the transcript's
-//! `<For>` lost its textarea's value and kept a stale conversation).
+//! Most conversations never hold a call, so the cards are a lazy part
+//! (`components::lazy`: a chunk of its own in the release build, fetched
+//! the first time a conversation has one), drawn by the browser only.
 
 use aics_types::{ApprovalDecision, PendingToolCall};
 use leptos::prelude::*;
@@ -17,6 +14,7 @@ use super::live::Chat;
 use crate::call::Call;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::json::{pretty_json, JsonBlock};
+use crate::components::lazy::{lazy_view, LoadFailed};
 use crate::pages::approvals::api::DecideApproval;
 use crate::pages::approvals::deadline::Deadline;
 
@@ -37,16 +35,21 @@ pub fn PendingApprovals(chat: Chat, supervisor: bool) -> impl IntoView {
         needed.get().then(|| {
             view! {
                 <Suspense>
-                    {Suspend::new(async move { pending_cards(chat, supervisor).await })}
+                    {Suspend::new(async move {
+                        pending_cards(chat, supervisor).await.unwrap_or_else(|_| {
+                            view! { <li><LoadFailed what="The approval controls"/></li> }.into_any()
+                        })
+                    })}
                 </Suspense>
             }
         })
     }
 }
 
-#[leptos::lazy]
-fn pending_cards(chat: Chat, supervisor: bool) -> AnyView {
-    view! { <PendingList chat supervisor/> }.into_any()
+lazy_view! {
+    fn pending_cards(chat: Chat, supervisor: bool) {
+        view! { <PendingList chat supervisor/> }
+    }
 }
 
 #[component]

@@ -7,14 +7,14 @@
 use leptos::prelude::*;
 
 use crate::call::Call;
+use crate::components::lazy::{lazy_view, LoadFailed};
 
 use super::api::CancelTurn;
 use super::live::Chat;
 
 /// "Cancel turn", with an optional reason, for supervisors while a run
 /// holds the conversation. The form behind the button is rarely opened: it
-/// is a lazy function (a chunk of its own in the release build), and only
-/// the browser draws it, after a click, so no `Suspense` is hydrated.
+/// is a lazy part (`components::lazy`), fetched on the click.
 #[component]
 pub fn CancelTurnControl(chat: Chat) -> impl IntoView {
     let active = Memo::new(move |_| chat.state.with(|s| s.active_run()));
@@ -35,16 +35,23 @@ pub fn CancelTurnControl(chat: Chat) -> impl IntoView {
                         </button>
                     }
                 >
-                    <Suspense>{Suspend::new(async move { cancel_form(active, asking).await })}</Suspense>
+                    <Suspense>
+                        {Suspend::new(async move {
+                            cancel_form(active, asking).await.unwrap_or_else(|_| {
+                                view! { <LoadFailed what="The cancel form"/> }.into_any()
+                            })
+                        })}
+                    </Suspense>
                 </Show>
             </div>
         </Show>
     }
 }
 
-#[leptos::lazy]
-fn cancel_form(active: Memo<Option<String>>, asking: RwSignal<bool>) -> AnyView {
-    view! { <CancelForm active asking/> }.into_any()
+lazy_view! {
+    fn cancel_form(active: Memo<Option<String>>, asking: RwSignal<bool>) {
+        view! { <CancelForm active asking/> }
+    }
 }
 
 /// The reason, "Cancel the turn" and "Keep it"; closed when the server

@@ -1,0 +1,68 @@
+//! Rarely used parts of a page that is always loaded (the console's inline
+//! approval cards, its cancel-turn form): code the release build (`cargo
+//! leptos build --split`) moves into a wasm chunk of its own, fetched the
+//! first time the browser draws the part.
+//!
+//! [`lazy_view!`] declares such a part as an `async fn` returning its
+//! `AnyView`. A part is drawn only by the browser, after mount or a click,
+//! in a `Suspense` the browser creates: the server renders nothing there,
+//! because a lazy view hydrated from the server's HTML loses its state.
+//!
+//! Unlike `#[leptos::lazy]`, whose failed fetch panics (and a panic stops
+//! the whole wasm), a chunk that cannot be fetched is an `Err`, shown as
+//! [`LoadFailed`]: the usual cause is a console left open across an update
+//! of the server, whose new chunks have new names.
+
+use leptos::prelude::*;
+
+/// Why a lazy part is missing: its chunk could not be fetched.
+pub use leptos::wasm_split::SplitLoaderError as ChunkError;
+
+/// `lazy_view! { fn name(arg: Type, …) { view! { … } } }` declares
+/// `async fn name(arg: Type, …) -> Result<AnyView, ChunkError>`. In the
+/// browser it is a split point (its body and what only it uses go into the
+/// chunk `split_name`); on the server, where no part is drawn, a plain
+/// function.
+macro_rules! lazy_view {
+    ($(#[$attr:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        $(#[$attr])*
+        #[cfg(feature = "hydrate")]
+        #[::leptos::wasm_split::wasm_split($name, wasm_split_path = ::leptos::wasm_split, fallible)]
+        fn $name($($arg: $ty),*) -> Result<::leptos::prelude::AnyView, $crate::components::lazy::ChunkError> {
+            Ok(::leptos::prelude::IntoAny::into_any($body))
+        }
+        $(#[$attr])*
+        #[cfg(not(feature = "hydrate"))]
+        async fn $name($($arg: $ty),*) -> Result<::leptos::prelude::AnyView, $crate::components::lazy::ChunkError> {
+            Ok(::leptos::prelude::IntoAny::into_any($body))
+        }
+    };
+}
+pub(crate) use lazy_view;
+
+/// In place of a part whose chunk could not be fetched: what is missing
+/// and a way to get it back.
+#[component]
+pub fn LoadFailed(
+    /// What the part does, as the end of "… could not be loaded".
+    what: &'static str,
+) -> impl IntoView {
+    view! {
+        <span role="alert" data-testid="lazy-load-failed" class="text-xs text-red-700">
+            {what}
+            " could not be loaded (the server may have been updated since this page opened). "
+            <button
+                type="button"
+                class="font-medium underline"
+                on:click=|_| {
+                    #[cfg(feature = "hydrate")]
+                    if let Some(w) = web_sys::window() {
+                        let _ = w.location().reload();
+                    }
+                }
+            >
+                "Reload the page"
+            </button>
+        </span>
+    }
+}
