@@ -13,6 +13,11 @@ test("a customer chats, the agent takes over, replies and hands back", async ({ 
   await agent.getByTestId("customer-link").click();
   const linkBox = agent.getByTestId("customer-link-url");
   await expect(linkBox).toBeVisible();
+  const first = await linkBox.inputValue();
+  expect(first).toMatch(/\/chat\/[0-9a-f]{64}$/);
+  // Each click mints a new link (the earlier one stops working).
+  await agent.getByTestId("customer-link").click();
+  await expect(linkBox).not.toHaveValue(first);
   const url = await linkBox.inputValue();
   expect(url).toMatch(/\/chat\/[0-9a-f]{64}$/);
 

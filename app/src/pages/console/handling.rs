@@ -12,6 +12,7 @@ use super::live::Chat;
 use super::state::Effects;
 use crate::call::Call;
 use crate::components::badges::HandlingBadge;
+use crate::components::lazy::{lazy_view, LoadFailed};
 use crate::session::Session;
 
 #[component]
@@ -165,11 +166,52 @@ fn StaffBox(chat: Chat, mine: Memo<bool>) -> impl IntoView {
 }
 
 /// "Customer link": mints the conversation's link for the customer and
-/// copies it (an earlier link stops working).
+/// copies it (an earlier link stops working). Few conversations need one,
+/// so the minting is a lazy part (`components::lazy`), fetched on the first
+/// click; every click mints a new link.
 #[component]
 fn CustomerLink(chat: Chat) -> impl IntoView {
+    let clicks = RwSignal::new(0u32);
+    let opened = Memo::new(move |_| clicks.get() > 0);
+    view! {
+        <button
+            type="button"
+            data-testid="customer-link"
+            title="A link for the customer to this conversation (an earlier link stops working)"
+            class="rounded-lg border border-indigo-200 bg-indigo-50 px-2.5 py-1 text-xs font-medium text-indigo-800 hover:bg-indigo-100"
+            on:click=move |_| clicks.update(|n| *n += 1)
+        >
+            "Customer link"
+        </button>
+        {move || opened.get().then(|| view! {
+            <Suspense>
+                {Suspend::new(async move {
+                    link_minter(chat, clicks).await.unwrap_or_else(|_| {
+                        view! { <LoadFailed what="The customer link"/> }.into_any()
+                    })
+                })}
+            </Suspense>
+        })}
+    }
+}
+
+lazy_view! {
+    fn link_minter(chat: Chat, clicks: RwSignal<u32>) {
+        view! { <LinkMinter chat clicks/> }
+    }
+}
+
+/// Mints a link on each click (the first one included) and shows it, copied.
+#[component]
+fn LinkMinter(chat: Chat, clicks: RwSignal<u32>) -> impl IntoView {
     let mint = Call::<NewChatLink>::new();
     let shown = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        clicks.track();
+        mint.dispatch(NewChatLink {
+            session_id: chat.state.with_untracked(|s| s.session_id().to_string()),
+        });
+    });
     Effect::new(move |_| {
         if let Some(Ok(link)) = mint.answer().get() {
             #[cfg(feature = "hydrate")]
@@ -187,19 +229,9 @@ fn CustomerLink(chat: Chat) -> impl IntoView {
         }
     });
     view! {
-        <button
-            type="button"
-            data-testid="customer-link"
-            title="A link for the customer to this conversation (an earlier link stops working)"
-            class="rounded-lg border border-indigo-200 bg-indigo-50 px-2.5 py-1 text-xs font-medium text-indigo-800 hover:bg-indigo-100"
-            on:click=move |_| {
-                mint.dispatch(NewChatLink {
-                    session_id: chat.state.with_untracked(|s| s.session_id().to_string()),
-                });
-            }
-        >
-            "Customer link"
-        </button>
+        {move || mint.answer().get().and_then(Result::err).map(|e| view! {
+            <span role="alert" class="text-red-700">{e.message}</span>
+        })}
         <input
             readonly
             data-testid="customer-link-url"
