@@ -6,140 +6,234 @@
 //! the main bundle; the sign-in form is a lazy route too, since a returning
 //! user (signed in, on the console) never needs it.
 //!
-//! A page is made lazy here, not in its own folder: one unit struct, one
-//! `#[lazy_route] impl LazyRoute` whose `view` renders the page's component
-//! unchanged, and `view={Lazy::<pages::X>::new()}` on its `<Route>` in
-//! `lib.rs`. The server renders the same HTML as before (the view is the same
+//! A page is made lazy here, not in its own folder: one unit struct, an
+//! `impl LazyRoute` whose `view` awaits a `lazy_view!` (`components::lazy`)
+//! rendering the page's component unchanged, and
+//! `view={Lazy::<pages::X>::new()}` on its `<Route>` in `lib.rs`. Not
+//! `#[lazy_route]`: its chunk that cannot be fetched (a console open across
+//! a server update, then a click to another page) panics and stops the
+//! page; here it shows what happened and a reload. The server renders the same HTML as before (the view is the same
 //! component); the browser loads the chunk before it hydrates
 //! (`leptos::mount::hydrate_lazy` in frontend/).
 
 use leptos::prelude::*;
-use leptos_router::{lazy_route, LazyRoute};
+use leptos_router::LazyRoute;
 
+use crate::components::lazy::{lazy_view, page_or_reload};
 use crate::pages;
 
 /// `/login`.
 pub struct LoginRoute;
 
-#[lazy_route]
 impl LazyRoute for LoginRoute {
     fn data() -> Self {
         Self
     }
 
-    fn view(_this: Self) -> AnyView {
-        view! { <pages::login::LoginPage/> }.into_any()
+    async fn preload() {
+        // A failure shows in `view`, which tries again.
+        let _ = load_login_page().await;
+    }
+
+    async fn view(_this: Self) -> AnyView {
+        page_or_reload(login_page().await)
+    }
+}
+
+lazy_view! {
+    fn login_page() preload load_login_page {
+        view! { <pages::login::LoginPage/> }
     }
 }
 
 /// `/approvals`.
 pub struct ApprovalsRoute;
 
-#[lazy_route]
 impl LazyRoute for ApprovalsRoute {
     fn data() -> Self {
         Self
     }
 
-    fn view(_this: Self) -> AnyView {
-        view! { <pages::approvals::ApprovalsPage/> }.into_any()
+    async fn preload() {
+        // A failure shows in `view`, which tries again.
+        let _ = load_approvals_page().await;
+    }
+
+    async fn view(_this: Self) -> AnyView {
+        page_or_reload(approvals_page().await)
+    }
+}
+
+lazy_view! {
+    fn approvals_page() preload load_approvals_page {
+        view! { <pages::approvals::ApprovalsPage/> }
     }
 }
 
 /// `/account`.
 pub struct AccountRoute;
 
-#[lazy_route]
 impl LazyRoute for AccountRoute {
     fn data() -> Self {
         Self
     }
 
-    fn view(_this: Self) -> AnyView {
-        view! { <pages::account::AccountPage/> }.into_any()
+    async fn preload() {
+        // A failure shows in `view`, which tries again.
+        let _ = load_account_page().await;
+    }
+
+    async fn view(_this: Self) -> AnyView {
+        page_or_reload(account_page().await)
+    }
+}
+
+lazy_view! {
+    fn account_page() preload load_account_page {
+        view! { <pages::account::AccountPage/> }
     }
 }
 
 /// `/accounts`.
 pub struct AccountsRoute;
 
-#[lazy_route]
 impl LazyRoute for AccountsRoute {
     fn data() -> Self {
         Self
     }
 
-    fn view(_this: Self) -> AnyView {
-        view! { <pages::accounts::AccountsPage/> }.into_any()
+    async fn preload() {
+        // A failure shows in `view`, which tries again.
+        let _ = load_accounts_page().await;
+    }
+
+    async fn view(_this: Self) -> AnyView {
+        page_or_reload(accounts_page().await)
+    }
+}
+
+lazy_view! {
+    fn accounts_page() preload load_accounts_page {
+        view! { <pages::accounts::AccountsPage/> }
     }
 }
 
 /// `/chat`.
 pub struct ChatStartRoute;
 
-#[lazy_route]
 impl LazyRoute for ChatStartRoute {
     fn data() -> Self {
         Self
     }
 
-    fn view(_this: Self) -> AnyView {
-        view! { <pages::chat::ChatStartPage/> }.into_any()
+    async fn preload() {
+        // A failure shows in `view`, which tries again.
+        let _ = load_chat_start_page().await;
+    }
+
+    async fn view(_this: Self) -> AnyView {
+        page_or_reload(chat_start_page().await)
+    }
+}
+
+lazy_view! {
+    fn chat_start_page() preload load_chat_start_page {
+        view! { <pages::chat::ChatStartPage/> }
     }
 }
 
 /// `/chat/{token}`.
 pub struct CustomerChatRoute;
 
-#[lazy_route]
 impl LazyRoute for CustomerChatRoute {
     fn data() -> Self {
         Self
     }
 
-    fn view(_this: Self) -> AnyView {
-        view! { <pages::chat::CustomerChatPage/> }.into_any()
+    async fn preload() {
+        // A failure shows in `view`, which tries again.
+        let _ = load_customer_chat_page().await;
+    }
+
+    async fn view(_this: Self) -> AnyView {
+        page_or_reload(customer_chat_page().await)
+    }
+}
+
+lazy_view! {
+    fn customer_chat_page() preload load_customer_chat_page {
+        view! { <pages::chat::CustomerChatPage/> }
     }
 }
 
 /// `/overview`.
 pub struct OverviewRoute;
 
-#[lazy_route]
 impl LazyRoute for OverviewRoute {
     fn data() -> Self {
         Self
     }
 
-    fn view(_this: Self) -> AnyView {
-        view! { <pages::overview::OverviewPage/> }.into_any()
+    async fn preload() {
+        // A failure shows in `view`, which tries again.
+        let _ = load_overview_page().await;
+    }
+
+    async fn view(_this: Self) -> AnyView {
+        page_or_reload(overview_page().await)
+    }
+}
+
+lazy_view! {
+    fn overview_page() preload load_overview_page {
+        view! { <pages::overview::OverviewPage/> }
     }
 }
 
 /// `/turns/{id}`.
 pub struct TurnRoute;
 
-#[lazy_route]
 impl LazyRoute for TurnRoute {
     fn data() -> Self {
         Self
     }
 
-    fn view(_this: Self) -> AnyView {
-        view! { <pages::turn::TurnPage/> }.into_any()
+    async fn preload() {
+        // A failure shows in `view`, which tries again.
+        let _ = load_turn_page().await;
+    }
+
+    async fn view(_this: Self) -> AnyView {
+        page_or_reload(turn_page().await)
+    }
+}
+
+lazy_view! {
+    fn turn_page() preload load_turn_page {
+        view! { <pages::turn::TurnPage/> }
     }
 }
 
 /// `/replays`.
 pub struct ReplaysRoute;
 
-#[lazy_route]
 impl LazyRoute for ReplaysRoute {
     fn data() -> Self {
         Self
     }
 
-    fn view(_this: Self) -> AnyView {
-        view! { <pages::replays::ReplaysPage/> }.into_any()
+    async fn preload() {
+        // A failure shows in `view`, which tries again.
+        let _ = load_replays_page().await;
+    }
+
+    async fn view(_this: Self) -> AnyView {
+        page_or_reload(replays_page().await)
+    }
+}
+
+lazy_view! {
+    fn replays_page() preload load_replays_page {
+        view! { <pages::replays::ReplaysPage/> }
     }
 }

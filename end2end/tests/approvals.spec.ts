@@ -175,3 +175,25 @@ test("a console that cannot fetch the approval controls (the server was updated 
   await agent.context().close();
   await supervisor.context().close();
 });
+
+test("a page whose chunk cannot be fetched says so, the console still navigates, and the page opens once the chunk is back", async ({ browser }) => {
+  const supervisor = await signedInPage(browser, "supervisor");
+  const chunk = /split_approvals_page/;
+  await supervisor.route(chunk, (route) => route.abort());
+  await supervisor.getByTestId("nav-approvals").click();
+  const failed = supervisor.getByTestId("lazy-load-failed");
+  await expect(failed).toContainText("This page could not be loaded");
+  await expect(failed.getByRole("button", { name: "Reload the page" })).toBeVisible();
+
+  // The app still runs: Back returns to the console, live.
+  await supervisor.goBack();
+  await expect(supervisor.getByTestId("transcript")).toBeVisible();
+  await expect(supervisor.getByTestId("chat")).toHaveAttribute("data-connected", "true");
+  await expect(failed).toHaveCount(0);
+
+  // A failed fetch is not remembered: with the chunk back, the page opens.
+  await supervisor.unroute(chunk);
+  await supervisor.getByTestId("nav-approvals").click();
+  await expect(supervisor.getByRole("heading", { name: "Approvals" })).toBeVisible();
+  await supervisor.context().close();
+});
