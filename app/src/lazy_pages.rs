@@ -1,7 +1,7 @@
 //! The pages the console's first load does not download: each is a Leptos
 //! lazy route (`LazyRoute`), whose view the release build (`cargo leptos
 //! build --split`) moves into a WASM chunk of its own, fetched when the page
-//! is first shown (and preloaded by the server's `<link rel=modulepreload>`
+//! is first shown (and preloaded by the server's `<link rel=preload>`
 //! when it is the page being loaded). The console (`/`, `/c/{id}`) stays in
 //! the main bundle; the sign-in form is a lazy route too, since a returning
 //! user (signed in, on the console) never needs it.

@@ -176,7 +176,7 @@ test("a console that cannot fetch the approval controls (the server was updated 
   await supervisor.context().close();
 });
 
-test("a page whose chunk cannot be fetched says so, the console still navigates, and the page opens once the chunk is back", async ({ browser }) => {
+test("a page whose chunk cannot be fetched says so, Back returns to a live console, and the page opens once the chunk is back", async ({ browser }) => {
   const supervisor = await signedInPage(browser, "supervisor");
   const chunk = /split_approvals_page/;
   await supervisor.route(chunk, (route) => route.abort());
