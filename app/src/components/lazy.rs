@@ -1,7 +1,7 @@
 //! Rarely used parts of a page that is always loaded (the console's inline
-//! approval cards, its cancel-turn form): code the release build (`cargo
-//! leptos build --split`) moves into a wasm chunk of its own, fetched the
-//! first time the browser draws the part.
+//! approval cards, its cancel-turn form, the customer link's minting): code
+//! the release build (`cargo leptos build --split`) moves into a wasm chunk
+//! of its own, fetched the first time the browser draws the part.
 //!
 //! [`lazy_view!`] declares such a part as an `async fn` returning its
 //! `AnyView`. A part is drawn only by the browser, after mount or a click,
