@@ -33,26 +33,24 @@ pub use leptos::wasm_split::SplitLoaderError as ChunkError;
 /// hydrates, and `name` must then complete at once.
 macro_rules! lazy_view {
     ($(#[$attr:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
-        $(#[$attr])*
-        #[cfg(feature = "hydrate")]
-        #[::leptos::wasm_split::wasm_split($name, wasm_split_path = ::leptos::wasm_split, fallible)]
-        fn $name($($arg: $ty),*) -> Result<::leptos::prelude::AnyView, $crate::components::lazy::ChunkError> {
-            Ok(::leptos::prelude::IntoAny::into_any($body))
-        }
+        $crate::components::lazy::lazy_view!(@browser [] $(#[$attr])* fn $name($($arg: $ty),*) $body);
         $crate::components::lazy::lazy_view!(@server $(#[$attr])* fn $name($($arg: $ty),*) $body);
     };
     ($(#[$attr:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) preload $load:ident $body:block) => {
-        $(#[$attr])*
-        #[cfg(feature = "hydrate")]
-        #[::leptos::wasm_split::wasm_split($name, wasm_split_path = ::leptos::wasm_split, fallible, preload($load))]
-        fn $name($($arg: $ty),*) -> Result<::leptos::prelude::AnyView, $crate::components::lazy::ChunkError> {
-            Ok(::leptos::prelude::IntoAny::into_any($body))
-        }
+        $crate::components::lazy::lazy_view!(@browser [, preload($load)] $(#[$attr])* fn $name($($arg: $ty),*) $body);
         #[cfg(not(feature = "hydrate"))]
         async fn $load() -> Result<(), $crate::components::lazy::ChunkError> {
             Ok(())
         }
         $crate::components::lazy::lazy_view!(@server $(#[$attr])* fn $name($($arg: $ty),*) $body);
+    };
+    (@browser [$($option:tt)*] $(#[$attr:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $body:block) => {
+        $(#[$attr])*
+        #[cfg(feature = "hydrate")]
+        #[::leptos::wasm_split::wasm_split($name, wasm_split_path = ::leptos::wasm_split, fallible $($option)*)]
+        fn $name($($arg: $ty),*) -> Result<::leptos::prelude::AnyView, $crate::components::lazy::ChunkError> {
+            Ok(::leptos::prelude::IntoAny::into_any($body))
+        }
     };
     (@server $(#[$attr:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $body:block) => {
         $(#[$attr])*
@@ -91,6 +89,11 @@ pub fn LoadFailed(
             </button>
         </span>
     }
+}
+
+/// A lazy part's view, or [`LoadFailed`] in its place.
+pub fn part_or_alert(part: Result<AnyView, ChunkError>, what: &'static str) -> AnyView {
+    part.unwrap_or_else(|_| view! { <LoadFailed what/> }.into_any())
 }
 
 /// A lazy route's page, or, when its chunk could not be fetched, what

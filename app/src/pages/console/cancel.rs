@@ -7,7 +7,7 @@
 use leptos::prelude::*;
 
 use crate::call::Call;
-use crate::components::lazy::{lazy_view, LoadFailed};
+use crate::components::lazy::{lazy_view, part_or_alert};
 
 use super::api::CancelTurn;
 use super::live::Chat;
@@ -37,9 +37,7 @@ pub fn CancelTurnControl(chat: Chat) -> impl IntoView {
                 >
                     <Suspense>
                         {Suspend::new(async move {
-                            cancel_form(active, asking).await.unwrap_or_else(|_| {
-                                view! { <LoadFailed what="The cancel form"/> }.into_any()
-                            })
+                            part_or_alert(cancel_form(active, asking).await, "The cancel form")
                         })}
                     </Suspense>
                 </Show>

@@ -12,7 +12,7 @@ use super::live::Chat;
 use super::state::Effects;
 use crate::call::Call;
 use crate::components::badges::HandlingBadge;
-use crate::components::lazy::{lazy_view, LoadFailed};
+use crate::components::lazy::{lazy_view, part_or_alert};
 use crate::session::Session;
 
 #[component]
@@ -186,9 +186,7 @@ fn CustomerLink(chat: Chat) -> impl IntoView {
         {move || opened.get().then(|| view! {
             <Suspense>
                 {Suspend::new(async move {
-                    link_minter(chat, clicks).await.unwrap_or_else(|_| {
-                        view! { <LoadFailed what="The customer link"/> }.into_any()
-                    })
+                    part_or_alert(link_minter(chat, clicks).await, "The customer link")
                 })}
             </Suspense>
         })}
