@@ -13,13 +13,17 @@
 //! `synchronous = NORMAL` a commit appends to the log without an fsync, so
 //! a transaction takes microseconds.
 //!
-//! The connection never waits for SQLite's write lock in the caller's
-//! thread: that would park an async worker while the holder — a sqlx
-//! transaction of another store, driven by a task that needs a worker to
-//! make progress — could not move. When the lock is taken, the transaction
-//! is given up at once (`BEGIN IMMEDIATE` takes the lock before anything is
-//! done) and tried again after an async pause, up to [`BUSY_TIMEOUT`], as
-//! long as sqlx's connections would wait.
+//! Nothing here parks an async worker. The connection is shared behind an
+//! async mutex: a task that finds it in use waits as a task, and its worker
+//! runs other tasks meanwhile (a thread lock parked one of the two workers
+//! of a small server for every turn that wrote at the same time as
+//! another: BENCHMARKS.md, round 12). Nor does the connection wait for
+//! SQLite's write lock in the caller's thread: that would park a worker
+//! while the holder — a sqlx transaction of another store, driven by a task
+//! that needs a worker to make progress — could not move. When the lock is
+//! taken, the transaction is given up at once (`BEGIN IMMEDIATE` takes the
+//! lock before anything is done) and tried again after an async pause, up
+//! to [`BUSY_TIMEOUT`], as long as sqlx's connections would wait.
 //!
 //! Values are written the way sqlx writes them (timestamps as RFC 3339
 //! text, JSON as text, booleans as integers), so either driver reads what
@@ -27,13 +31,15 @@
 //! bodies, this one for SQLite and sqlx's for PostgreSQL, over the same
 //! SQL text.
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use aics_types::Timestamp;
 use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
+use tokio::sync::Mutex;
 
 use crate::DbError;
 
@@ -43,7 +49,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// The first pause after finding the lock taken; each next one doubles, up
 /// to [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_micros(250);
-const MAX_PAUSE: Duration = Duration::from_millis(20);
+const MAX_PAUSE: Duration = Duration::from_millis(4);
 /// Prepared statements kept per connection: every statement of the turn's
 /// path fits.
 const STATEMENT_CACHE: usize = 64;
@@ -51,8 +57,14 @@ const STATEMENT_CACHE: usize = 64;
 /// The direct connection of one SQLite file (shared by every clone of the
 /// [`crate::Database`] that opened it).
 pub(crate) struct Direct {
-    /// `None` once the database is closed.
-    conn: Mutex<Option<Connection>>,
+    /// `None` once the database is closed. Held for one transaction, which
+    /// never awaits: the lock is only ever waited for, never held, across
+    /// an `.await`.
+    conn: Arc<Mutex<Option<Connection>>>,
+    /// The connection of [`Direct::read`] on a file (`None` in memory: the
+    /// reads share `conn`). In WAL mode it reads beside the writes, so a
+    /// turn's tools never queue behind another turn's commit.
+    reader: Option<Mutex<Option<Connection>>>,
 }
 
 impl std::fmt::Debug for Direct {
@@ -67,49 +79,85 @@ impl Direct {
     /// database (sqlx names it `file:sqlx-in-memory-N` and shares its
     /// cache within the process) is opened as the same shared database.
     pub(crate) fn open(filename: &Path) -> Result<Self, DbError> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI;
         let name = filename.to_string_lossy();
-        let conn = if name.starts_with("file:sqlx-in-memory-") {
-            Connection::open_with_flags(
-                format!("{name}?mode=memory&cache=shared"),
-                flags | OpenFlags::SQLITE_OPEN_MEMORY | OpenFlags::SQLITE_OPEN_SHARED_CACHE,
-            )?
-        } else {
-            Connection::open_with_flags(filename, flags)?
-        };
-        // WAL is a property of the file (`Database::connect` sets it; a
-        // pool made elsewhere, as in tests, gets it here). Without it a
-        // commit waits for every reader, and this connection, which never
-        // waits for a lock in the caller's thread, could starve.
-        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
-        if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
-            return Err(DbError::Corrupt(format!(
-                "the SQLite database stays in journal mode {mode:?}, not WAL (another connection holds it)"
-            )));
+        if name.starts_with("file:sqlx-in-memory-") {
+            // One connection: a second one to a shared-cache database
+            // would wait on the first one's table locks, not read beside it.
+            return Ok(Self {
+                conn: Arc::new(Mutex::new(Some(connect(filename)?))),
+                reader: None,
+            });
         }
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", true)?;
-        conn.pragma_update(None, "wal_autocheckpoint", crate::wal::AUTOCHECKPOINT_PAGES)?;
-        // Never wait for the lock here (module docs): fail at once.
-        conn.busy_timeout(Duration::ZERO)?;
-        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         Ok(Self {
-            conn: Mutex::new(Some(conn)),
+            conn: Arc::new(Mutex::new(Some(connect(filename)?))),
+            reader: Some(Mutex::new(Some(connect(filename)?))),
         })
     }
 
-    /// Closes the connection; later calls fail as on a closed pool.
-    pub(crate) fn close(&self) {
-        drop(self.lock().take());
+    /// Closes the connections once the transactions in progress, if any,
+    /// have ended; later calls fail as on a closed pool.
+    pub(crate) async fn close(&self) {
+        drop(self.conn.lock().await.take());
+        if let Some(reader) = &self.reader {
+            drop(reader.lock().await.take());
+        }
     }
+}
 
-    fn lock(&self) -> MutexGuard<'_, Option<Connection>> {
-        // A panic inside a transaction rolled it back (the transaction
-        // guard's drop); the connection is as good as before.
-        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+/// One connection to `filename` with the crate's SQLite settings.
+fn connect(filename: &Path) -> Result<Connection, DbError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let name = filename.to_string_lossy();
+    let conn = if name.starts_with("file:sqlx-in-memory-") {
+        Connection::open_with_flags(
+            format!("{name}?mode=memory&cache=shared"),
+            flags | OpenFlags::SQLITE_OPEN_MEMORY | OpenFlags::SQLITE_OPEN_SHARED_CACHE,
+        )?
+    } else {
+        Connection::open_with_flags(filename, flags)?
+    };
+    // WAL is a property of the file (`Database::connect` sets it; a
+    // pool made elsewhere, as in tests, gets it here). Without it a
+    // commit waits for every reader, and this connection, which never
+    // waits for a lock in the caller's thread, could starve.
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
+        return Err(DbError::Corrupt(format!(
+                "the SQLite database stays in journal mode {mode:?}, not WAL (another connection holds it)"
+            )));
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    conn.pragma_update(None, "wal_autocheckpoint", crate::wal::AUTOCHECKPOINT_PAGES)?;
+    // Never wait for the lock here (module docs): fail at once.
+    conn.busy_timeout(Duration::ZERO)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    Ok(conn)
+}
+
+impl Direct {
+    /// Copies the whole log back into the database file between two of
+    /// this connection's transactions and rewinds it (`RESTART`), so that
+    /// the next commit writes the log from its beginning (crate::wal). The
+    /// turns' writes wait for it as tasks; the copy and its fsync run on a
+    /// blocking thread. Answers whether the log was rewound: not when a
+    /// sqlx connection was writing or a reader still read the old log (the
+    /// checkpointer tries again on its next pass).
+    pub(crate) async fn rewind_log(&self) -> Result<bool, DbError> {
+        let mut conn = self.conn.clone().lock_owned().await;
+        tokio::task::spawn_blocking(move || {
+            let conn = conn
+                .as_mut()
+                .ok_or(DbError::Sqlx(sqlx::Error::PoolClosed))?;
+            let busy: i64 =
+                conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |row| row.get(0))?;
+            Ok(busy == 0)
+        })
+        .await
+        .map_err(|e| DbError::Corrupt(format!("the log's rewind stopped: {e}")))?
     }
 
     /// Runs `f` in one write transaction (`BEGIN IMMEDIATE` … `COMMIT`):
@@ -129,7 +177,8 @@ impl Direct {
         &self,
         f: impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
     ) -> Result<T, DbError> {
-        self.run(TransactionBehavior::Immediate, f).await
+        self.run(&self.conn, TransactionBehavior::Immediate, f)
+            .await
     }
 
     /// Runs `f`, which only reads, in one read transaction: its statements
@@ -141,7 +190,8 @@ impl Direct {
         &self,
         mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
-        self.run(TransactionBehavior::Deferred, |tx| {
+        let conn = self.reader.as_ref().unwrap_or(&self.conn);
+        self.run(conn, TransactionBehavior::Deferred, |tx| {
             f(tx).map(Keep::RollBack)
         })
         .await
@@ -149,13 +199,21 @@ impl Direct {
 
     async fn run<T>(
         &self,
+        conn: &Mutex<Option<Connection>>,
         behavior: TransactionBehavior,
         mut f: impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
     ) -> Result<T, DbError> {
         let started = Instant::now();
         let mut pause = FIRST_PAUSE;
         loop {
-            match self.try_transact(behavior, &mut f) {
+            // A panic inside a transaction rolled it back (the transaction
+            // guard's drop) and released the lock; the connection is as
+            // good as before.
+            let outcome = {
+                let mut conn = conn.lock().await;
+                try_transact(conn.as_mut(), behavior, &mut f)
+            };
+            match outcome {
                 Err(DbError::Sqlite(e)) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(MAX_PAUSE);
@@ -164,25 +222,23 @@ impl Direct {
             }
         }
     }
+}
 
-    fn try_transact<T>(
-        &self,
-        behavior: TransactionBehavior,
-        f: &mut impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
-    ) -> Result<T, DbError> {
-        let mut guard = self.lock();
-        let conn = guard
-            .as_mut()
-            .ok_or(DbError::Sqlx(sqlx::Error::PoolClosed))?;
-        let tx = conn.transaction_with_behavior(behavior)?;
-        match f(&tx)? {
-            Keep::Commit(value) => {
-                tx.commit()?;
-                Ok(value)
-            }
-            // Dropping the transaction rolls it back.
-            Keep::RollBack(value) => Ok(value),
+/// One try of a transaction on `conn` (`None`: closed).
+fn try_transact<T>(
+    conn: Option<&mut Connection>,
+    behavior: TransactionBehavior,
+    f: &mut impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
+) -> Result<T, DbError> {
+    let conn = conn.ok_or(DbError::Sqlx(sqlx::Error::PoolClosed))?;
+    let tx = conn.transaction_with_behavior(behavior)?;
+    match f(&tx)? {
+        Keep::Commit(value) => {
+            tx.commit()?;
+            Ok(value)
         }
+        // Dropping the transaction rolls it back.
+        Keep::RollBack(value) => Ok(value),
     }
 }
 
@@ -198,17 +254,36 @@ pub(crate) enum Keep<T> {
 /// connection. SQLite reads `$N` as a *named* parameter, numbered by where
 /// it first appears (`SET a = $3 … WHERE id = $1` would bind the first
 /// value to `a`); `?N` is the number itself, which is what sqlx means.
+///
+/// The rewritten text is made once per statement (the statements are
+/// constants) and kept for the process's life.
 pub(crate) fn prepare<'c>(
     tx: &'c Transaction<'_>,
-    sql: &str,
+    sql: &'static str,
 ) -> rusqlite::Result<rusqlite::CachedStatement<'c>> {
-    tx.prepare_cached(&numbered(sql))
+    static NUMBERED: OnceLock<RwLock<HashMap<usize, &'static str>>> = OnceLock::new();
+    let texts = NUMBERED.get_or_init(RwLock::default);
+    let key = sql.as_ptr() as usize;
+    let known = texts
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&key)
+        .copied();
+    let text = match known {
+        Some(text) => text,
+        None => *texts
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_insert_with(|| Box::leak(numbered(sql).into_boxed_str())),
+    };
+    tx.prepare_cached(text)
 }
 
 /// Every row `sql` answers with `params`, each read by `read`.
 pub(crate) fn all<T>(
     tx: &Transaction<'_>,
-    sql: &str,
+    sql: &'static str,
     params: impl rusqlite::Params,
     mut read: impl FnMut(&rusqlite::Row<'_>) -> Result<T, DbError>,
 ) -> Result<Vec<T>, DbError> {
@@ -224,7 +299,7 @@ pub(crate) fn all<T>(
 /// The first row `sql` answers with `params`, if any, read by `read`.
 pub(crate) fn first<T>(
     tx: &Transaction<'_>,
-    sql: &str,
+    sql: &'static str,
     params: impl rusqlite::Params,
     read: impl FnOnce(&rusqlite::Row<'_>) -> Result<T, DbError>,
 ) -> Result<Option<T>, DbError> {

@@ -328,12 +328,12 @@ impl Database {
                 })
                 .connect_with(pool_options)
                 .await?;
-            if !in_memory {
-                wal::start(options, pool.clone());
-            }
             let db = Self::from(pool);
             if let Self::Sqlite(sqlite) = &db {
                 sqlite.direct()?;
+                if !in_memory {
+                    wal::start(options, sqlite.clone());
+                }
             }
             Ok(db)
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
@@ -411,7 +411,7 @@ impl Database {
     pub async fn close(&self) {
         if let Self::Sqlite(Sqlite { direct, .. }) = self {
             if let Some(direct) = direct.get() {
-                direct.close();
+                direct.close().await;
             }
         }
         with_pool!(self, pool => pool.close().await);

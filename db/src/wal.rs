@@ -9,12 +9,25 @@
 //! take the log, see there), and a task of its own with its own connection
 //! runs a `PASSIVE` checkpoint every [`EVERY`]: it copies what no reader
 //! still needs without taking the write lock, so commits go on while it
-//! works. When the task cannot run (its connection fails), the bound still
+//! works. A `PASSIVE` pass never rewinds the log, though: under sustained
+//! writes commits append while it copies, the log is never wholly copied,
+//! and it would grow to the bound, where the commit that crosses it copies
+//! the rest and fsyncs with every other write (and, on the direct
+//! connection, every read of a turn) waiting behind it — the chat API's
+//! slowest turns (BENCHMARKS.md, round 12). So once a pass leaves more than
+//! [`RESTART_PAGES`] in the log, the task has the direct connection
+//! ([`crate::direct::Direct::rewind_log`]) copy the little the pass left and
+//! rewind the log, between two of its transactions: the turns' writes wait
+//! for it as they wait for each other, as tasks, and never lose the race
+//! for the lock to a stream of commits as a `RESTART` on another connection
+//! would. When the task cannot run (its connection fails), the bound still
 //! keeps the log from growing without end.
 
 use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
+use sqlx::sqlite::SqliteConnectOptions;
+
+use crate::Sqlite;
 use sqlx::{ConnectOptions, Connection};
 
 /// The connections' own `wal_autocheckpoint`: 160 MB of log at 4 KB pages.
@@ -22,22 +35,26 @@ use sqlx::{ConnectOptions, Connection};
 /// Under light load the checkpointer's passes catch up with the log's end
 /// between commits, and the next commit starts the log again from its
 /// beginning. Under sustained writes they never quite do (a `PASSIVE` pass
-/// copies what was there when it started; commits append meanwhile), so
-/// the log grows to this bound and the commit that crosses it copies back
-/// what the passes have not and rewinds it, with two fsyncs, while every
-/// other write waits. The larger the bound, the rarer that commit and the
-/// more of its copying the checkpointer has done on another thread: a
-/// sequential SQLite engine run makes 10 % more turns a second in `sync`
-/// and about 20 % more in `exit` than at 40 MB (BENCHMARKS.md, round 10).
-/// The file keeps its largest size until the database is closed.
+/// copies what was there when it started; commits append meanwhile), and
+/// the checkpointer rewinds the log at [`RESTART_PAGES`]; this bound is
+/// for when it cannot (its connection failed, a reader holds the old log
+/// for long): the commit that crosses it copies back what the passes have
+/// not and rewinds the log, with two fsyncs, while every other write
+/// waits. Round 10 of BENCHMARKS.md chose it, before the rewinds, as the
+/// larger the better for that commit. The file keeps its largest size
+/// until the database is closed.
 pub(crate) const AUTOCHECKPOINT_PAGES: u32 = 40_000;
 /// How often the checkpointer runs.
-const EVERY: Duration = Duration::from_millis(500);
+const EVERY: Duration = Duration::from_millis(100);
+/// The log a pass may leave before the checkpointer rewinds it: 32 MB.
+const RESTART_PAGES: i64 = 8_192;
 
 /// Starts the checkpointer of the file-backed database `options` opens; it
-/// ends when `pool` is closed.
-pub(crate) fn start(options: SqliteConnectOptions, pool: SqlitePool) {
+/// ends when `sqlite`'s pool is closed.
+pub(crate) fn start(options: SqliteConnectOptions, sqlite: Sqlite) {
     tokio::spawn(async move {
+        let pool = sqlite.pool();
+        let direct = || sqlite.direct().ok();
         let mut conn = match options.connect().await {
             Ok(conn) => conn,
             Err(e) => {
@@ -49,11 +66,25 @@ pub(crate) fn start(options: SqliteConnectOptions, pool: SqlitePool) {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         while !pool.is_closed() {
             tick.tick().await;
-            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-                .execute(&mut conn)
-                .await
-            {
-                tracing::debug!(error = %e, "a WAL checkpoint failed; the next one tries again");
+            // (busy, pages in the log, pages copied back)
+            let pass: Result<(i64, i64, i64), _> = sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)")
+                .fetch_one(&mut conn)
+                .await;
+            let rewind = match pass {
+                Ok((_, log, _)) => log > RESTART_PAGES,
+                Err(e) => {
+                    tracing::debug!(error = %e, "a WAL checkpoint failed; the next one tries again");
+                    false
+                }
+            };
+            if rewind {
+                let rewound = match direct() {
+                    Some(direct) => direct.rewind_log().await,
+                    None => Ok(false),
+                };
+                if let Err(e) = rewound {
+                    tracing::debug!(error = %e, "a WAL rewind failed; the next pass tries again");
+                }
             }
         }
         let _ = conn.close().await;
@@ -103,7 +134,7 @@ mod tests {
         assert_eq!(bound, i64::from(super::AUTOCHECKPOINT_PAGES));
         // Within a few ticks the pages are in the database file.
         let mut grown = false;
-        for _ in 0..20 {
+        for _ in 0..50 {
             tokio::time::sleep(super::EVERY).await;
             if size(&file) > before + 1_000_000 {
                 grown = true;
@@ -114,6 +145,56 @@ mod tests {
             grown,
             "the database file stayed at {} bytes (from {before})",
             size(&file)
+        );
+        db.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sustained_writes_rewind_the_log_long_before_its_bound() {
+        let dir = std::env::temp_dir().join(format!("aics-wal-{}", uuid::Uuid::new_v4().simple()));
+        let file = dir.join("wal.db");
+        let db = Database::connect(&format!("sqlite://{}", file.display()))
+            .await
+            .expect("test database");
+        let Database::Sqlite(sqlite) = &db else {
+            unreachable!()
+        };
+        let pool = sqlite.pool();
+        sqlx::query("CREATE TABLE blobs (b BLOB)")
+            .execute(pool)
+            .await
+            .expect("test database");
+        // About 128 MB of log, 1 MB per commit, back to back on the
+        // connection a turn writes with: a commit begins before the last
+        // one is copied back, so it never rewinds the log itself; only the
+        // checkpointer does.
+        let direct = sqlite.direct().expect("test database");
+        for _ in 0..128 {
+            direct
+                .write(|tx| {
+                    tx.execute_batch(
+                        "INSERT INTO blobs SELECT randomblob(4000) FROM \
+                         (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n \
+                         WHERE i < 250) SELECT i FROM n)",
+                    )?;
+                    Ok(())
+                })
+                .await
+                .expect("test database");
+            direct
+                .write(|tx| {
+                    tx.execute_batch("DELETE FROM blobs")?;
+                    Ok(())
+                })
+                .await
+                .expect("test database");
+        }
+        let log = size(&dir.join("wal.db-wal"));
+        let bound = u64::from(super::AUTOCHECKPOINT_PAGES) * 4096;
+        assert!(
+            log < 64 << 20 && log < bound,
+            "the log grew to {log} bytes: it was not rewound"
         );
         db.close().await;
         let _ = std::fs::remove_dir_all(&dir);
