@@ -73,12 +73,13 @@
 //!   SQLite checkpointer is benchmarked at the same setting.) `busy_timeout`
 //!   is 5 s so that another process on the same file (a test, a backup)
 //!   waits for the write lock rather than fails; foreign keys are on.
-//! - **Pool sizes**: SQLite gets one pooled connection, and one direct
-//!   connection (`direct`) for a turn's own writes and reads: sqlx runs
-//!   each SQLite statement on its connection's thread, a hop there and
-//!   back per statement; the direct one runs it where the turn is, and
-//!   takes the write lock with `BEGIN IMMEDIATE` and an async back-off (its
-//!   busy timeout is 0, so no worker thread ever sleeps in SQLite). SQLite
+//! - **Pool sizes**: SQLite gets one pooled connection, and two direct
+//!   connections (`direct`), one for a turn's own writes and one for its
+//!   reads: sqlx runs each SQLite statement on its connection's thread, a
+//!   hop there and back per statement; the direct ones run it where the
+//!   turn is, behind async locks, and the writer takes the write lock with
+//!   `BEGIN IMMEDIATE` and an async back-off (its busy timeout is 0, so no
+//!   worker thread ever sleeps in SQLite). SQLite
 //!   takes one writer at a time, and a connection that finds the write lock
 //!   taken sleeps in SQLite's busy handler (1, 2, 5, 10… ms) before it
 //!   tries again; with
