@@ -12,20 +12,21 @@
 //! works. A `PASSIVE` pass never rewinds the log, though: under sustained
 //! writes commits append while it copies, the log is never wholly copied,
 //! and it would grow to the bound, where the commit that crosses it copies
-//! the rest and fsyncs with every other write (and, on the direct
-//! connection, every read of a turn) waiting behind it — the chat API's
-//! slowest turns (BENCHMARKS.md, round 12). So once a pass leaves more than
-//! [`RESTART_PAGES`] in the log, the task has the direct connection
-//! ([`crate::direct::Direct::rewind_log`]) copy the little the pass left and
-//! rewind the log, between two of its transactions: the turns' writes wait
-//! for it as they wait for each other, as tasks, and never lose the race
-//! for the lock to a stream of commits as a `RESTART` on another connection
-//! would. When the task cannot run (its connection fails), the bound still
+//! the rest and fsyncs with every other write waiting behind it — the chat
+//! API's slowest turns (BENCHMARKS.md, round 12). So once a pass leaves
+//! more than [`RESTART_PAGES`] in the log, the task runs a few more passes,
+//! each copying what the commits appended during the last, and then has
+//! the direct connection ([`crate::direct::Direct::rewind_log`]) copy the
+//! little left and rewind the log between two of its transactions: the
+//! turns' writes wait for it as they wait for each other, as tasks, and it
+//! never loses the race for the lock to a stream of commits as a `RESTART`
+//! on another connection would. When the task cannot run (its connection
+//! fails), the bound still
 //! keeps the log from growing without end.
 
 use std::time::Duration;
 
-use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 
 use crate::Sqlite;
 use sqlx::{ConnectOptions, Connection};
@@ -48,6 +49,11 @@ pub(crate) const AUTOCHECKPOINT_PAGES: u32 = 40_000;
 const EVERY: Duration = Duration::from_millis(100);
 /// The log a pass may leave before the checkpointer rewinds it: 32 MB.
 const RESTART_PAGES: i64 = 8_192;
+/// Passes at most before a rewind, each copying what the commits appended
+/// during the one before …
+const CATCH_UP_PASSES: usize = 4;
+/// … until one finds fewer pages than this appended since (4 MB).
+const CAUGHT_UP_PAGES: i64 = 1_024;
 
 /// Starts the checkpointer of the file-backed database `options` opens; it
 /// ends when `sqlite`'s pool is closed.
@@ -66,29 +72,51 @@ pub(crate) fn start(options: SqliteConnectOptions, sqlite: Sqlite) {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         while !pool.is_closed() {
             tick.tick().await;
-            // (busy, pages in the log, pages copied back)
-            let pass: Result<(i64, i64, i64), _> = sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)")
-                .fetch_one(&mut conn)
-                .await;
-            let rewind = match pass {
-                Ok((_, log, _)) => log > RESTART_PAGES,
-                Err(e) => {
-                    tracing::debug!(error = %e, "a WAL checkpoint failed; the next one tries again");
-                    false
-                }
+            let Some(mut log) = pass(&mut conn).await else {
+                continue;
             };
-            if rewind {
-                let rewound = match direct() {
-                    Some(direct) => direct.rewind_log().await,
-                    None => Ok(false),
+            if log <= RESTART_PAGES {
+                continue;
+            }
+            // Each further pass copies what the commits appended during the
+            // last one, less each time; the rewind, which holds the turns'
+            // writes, then has little left to copy.
+            for _ in 0..CATCH_UP_PASSES {
+                let Some(now) = pass(&mut conn).await else {
+                    break;
                 };
-                if let Err(e) = rewound {
-                    tracing::debug!(error = %e, "a WAL rewind failed; the next pass tries again");
+                let appended = now - log;
+                log = now;
+                if appended < CAUGHT_UP_PAGES {
+                    break;
                 }
+            }
+            let rewound = match direct() {
+                Some(direct) => direct.rewind_log().await,
+                None => Ok(false),
+            };
+            if let Err(e) = rewound {
+                tracing::debug!(error = %e, "a WAL rewind failed; the next pass tries again");
             }
         }
         let _ = conn.close().await;
     });
+}
+
+/// A `PASSIVE` checkpoint: the pages in the log when it began, all of
+/// which it copied back unless a reader still needed some.
+async fn pass(conn: &mut SqliteConnection) -> Option<i64> {
+    // (busy, pages in the log, pages copied back)
+    match sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)")
+        .fetch_one(conn)
+        .await
+    {
+        Ok((_, log, _)) => Some(log),
+        Err(e) => {
+            tracing::debug!(error = %e, "a WAL checkpoint failed; the next one tries again");
+            None
+        }
+    }
 }
 
 #[cfg(test)]
