@@ -121,14 +121,17 @@ async fn pass(conn: &mut SqliteConnection) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use crate::Database;
 
     fn size(path: &std::path::Path) -> u64 {
         std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
     }
 
-    #[tokio::test]
-    async fn the_log_is_copied_back_by_the_checkpointer_not_by_a_commit() {
+    /// A new database file with a table `blobs (b BLOB)`: its folder, its
+    /// path, the database.
+    async fn blobs() -> (PathBuf, PathBuf, Database) {
         let dir = std::env::temp_dir().join(format!("aics-wal-{}", uuid::Uuid::new_v4().simple()));
         let file = dir.join("wal.db");
         let db = Database::connect(&format!("sqlite://{}", file.display()))
@@ -137,11 +140,20 @@ mod tests {
         let Database::Sqlite(sqlite) = &db else {
             unreachable!()
         };
-        let pool = sqlite.pool();
         sqlx::query("CREATE TABLE blobs (b BLOB)")
-            .execute(pool)
+            .execute(sqlite.pool())
             .await
             .expect("test database");
+        (dir, file, db)
+    }
+
+    #[tokio::test]
+    async fn the_log_is_copied_back_by_the_checkpointer_not_by_a_commit() {
+        let (dir, file, db) = blobs().await;
+        let Database::Sqlite(sqlite) = &db else {
+            unreachable!()
+        };
+        let pool = sqlite.pool();
         // Let the checkpointer copy the schema back first.
         tokio::time::sleep(super::EVERY * 3).await;
         let before = size(&file);
@@ -180,19 +192,10 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sustained_writes_rewind_the_log_long_before_its_bound() {
-        let dir = std::env::temp_dir().join(format!("aics-wal-{}", uuid::Uuid::new_v4().simple()));
-        let file = dir.join("wal.db");
-        let db = Database::connect(&format!("sqlite://{}", file.display()))
-            .await
-            .expect("test database");
+        let (dir, file, db) = blobs().await;
         let Database::Sqlite(sqlite) = &db else {
             unreachable!()
         };
-        let pool = sqlite.pool();
-        sqlx::query("CREATE TABLE blobs (b BLOB)")
-            .execute(pool)
-            .await
-            .expect("test database");
         // About 128 MB of log, 1 MB per commit, back to back on the
         // connection a turn writes with: a commit begins before the last
         // one is copied back, so it never rewinds the log itself; only the
@@ -218,7 +221,7 @@ mod tests {
                 .await
                 .expect("test database");
         }
-        let log = size(&dir.join("wal.db-wal"));
+        let log = size(&file.with_extension("db-wal"));
         let bound = u64::from(super::AUTOCHECKPOINT_PAGES) * 4096;
         assert!(
             log < 64 << 20 && log < bound,
