@@ -357,6 +357,34 @@ pub(crate) fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, Db
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn a_read_does_not_wait_for_the_write_connection() {
+        let dir =
+            std::env::temp_dir().join(format!("aics-direct-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).expect("test folder");
+        let direct = Direct::open(&dir.join("direct.db")).expect("test database");
+        direct
+            .write(|tx| {
+                tx.execute_batch("CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (7)")?;
+                Ok(())
+            })
+            .await
+            .expect("test database");
+        // A write in progress (or queued) holds the write connection.
+        let held = direct.conn.lock().await;
+        let n: i64 = tokio::time::timeout(
+            Duration::from_secs(5),
+            direct.read(|tx| Ok(tx.query_row("SELECT n FROM t", [], |row| row.get(0))?)),
+        )
+        .await
+        .expect("the read waited for the write connection")
+        .expect("test database");
+        assert_eq!(n, 7);
+        drop(held);
+        direct.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn placeholders_keep_their_numbers() {
         assert_eq!(
