@@ -48,7 +48,8 @@ use crate::DbError;
 /// as sqlx's `busy_timeout` (crate docs, "Durability").
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// The first pause after finding the lock taken; each next one doubles, up
-/// to [`MAX_PAUSE`].
+/// to [`MAX_PAUSE`], which is short: a write held off by a sqlx write or by
+/// the checkpointer's rewind goes on within milliseconds of its end.
 const FIRST_PAUSE: Duration = Duration::from_micros(250);
 const MAX_PAUSE: Duration = Duration::from_millis(4);
 /// Prepared statements kept per connection: every statement of the turn's
@@ -103,43 +104,7 @@ impl Direct {
             drop(reader.lock().await.take());
         }
     }
-}
 
-/// One connection to `filename` with the crate's SQLite settings.
-fn connect(filename: &Path) -> Result<Connection, DbError> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
-    let name = filename.to_string_lossy();
-    let conn = if name.starts_with("file:sqlx-in-memory-") {
-        Connection::open_with_flags(
-            format!("{name}?mode=memory&cache=shared"),
-            flags | OpenFlags::SQLITE_OPEN_MEMORY | OpenFlags::SQLITE_OPEN_SHARED_CACHE,
-        )?
-    } else {
-        Connection::open_with_flags(filename, flags)?
-    };
-    // WAL is a property of the file (`Database::connect` sets it; a
-    // pool made elsewhere, as in tests, gets it here). Without it a
-    // commit waits for every reader, and this connection, which never
-    // waits for a lock in the caller's thread, could starve.
-    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
-    if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
-        return Err(DbError::Corrupt(format!(
-                "the SQLite database stays in journal mode {mode:?}, not WAL (another connection holds it)"
-            )));
-    }
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    conn.pragma_update(None, "foreign_keys", true)?;
-    conn.pragma_update(None, "wal_autocheckpoint", crate::wal::AUTOCHECKPOINT_PAGES)?;
-    // Never wait for the lock here (module docs): fail at once.
-    conn.busy_timeout(Duration::ZERO)?;
-    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    Ok(conn)
-}
-
-impl Direct {
     /// Copies the whole log back into the database file between two of
     /// this connection's transactions and rewinds it (`RESTART`), so that
     /// the next commit writes the log from its beginning (crate::wal). The
@@ -178,8 +143,7 @@ impl Direct {
         &self,
         f: impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
     ) -> Result<T, DbError> {
-        self.run(&self.conn, TransactionBehavior::Immediate, f)
-            .await
+        Self::run(&self.conn, TransactionBehavior::Immediate, f).await
     }
 
     /// Runs `f`, which only reads, in one read transaction: its statements
@@ -192,14 +156,13 @@ impl Direct {
         mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
         let conn = self.reader.as_ref().unwrap_or(&self.conn);
-        self.run(conn, TransactionBehavior::Deferred, |tx| {
+        Self::run(conn, TransactionBehavior::Deferred, |tx| {
             f(tx).map(Keep::RollBack)
         })
         .await
     }
 
     async fn run<T>(
-        &self,
         conn: &Mutex<Option<Connection>>,
         behavior: TransactionBehavior,
         mut f: impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
@@ -223,6 +186,40 @@ impl Direct {
             }
         }
     }
+}
+
+/// One connection to `filename` with the crate's SQLite settings.
+fn connect(filename: &Path) -> Result<Connection, DbError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let name = filename.to_string_lossy();
+    let conn = if name.starts_with("file:sqlx-in-memory-") {
+        Connection::open_with_flags(
+            format!("{name}?mode=memory&cache=shared"),
+            flags | OpenFlags::SQLITE_OPEN_MEMORY | OpenFlags::SQLITE_OPEN_SHARED_CACHE,
+        )?
+    } else {
+        Connection::open_with_flags(filename, flags)?
+    };
+    // WAL is a property of the file (`Database::connect` sets it; a
+    // pool made elsewhere, as in tests, gets it here). Without it a
+    // commit waits for every reader, and this connection, which never
+    // waits for a lock in the caller's thread, could starve.
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
+        return Err(DbError::Corrupt(format!(
+            "the SQLite database stays in journal mode {mode:?}, not WAL (another connection holds it)"
+        )));
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    conn.pragma_update(None, "wal_autocheckpoint", crate::wal::AUTOCHECKPOINT_PAGES)?;
+    // Never wait for the lock here (module docs): fail at once.
+    conn.busy_timeout(Duration::ZERO)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    Ok(conn)
 }
 
 /// One try of a transaction on `conn` (`None`: closed).
