@@ -7,23 +7,18 @@
 
 mod common;
 
-use common::Server;
+use common::{Server, Workdir};
 use serde_json::json;
 
-fn workdir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("aics-channel-{name}-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 async fn server(name: &str) -> Server {
-    let dir = workdir(name);
+    let dir = Workdir::new("channel", name);
     Server::start(
         &format!("sqlite://{}/aics.db", dir.display()),
         &dir.join("server.log"),
         &[],
     )
     .await
+    .owning(dir)
 }
 
 #[tokio::test]
@@ -162,7 +157,7 @@ async fn a_wrong_token_is_a_404_and_the_start_page_makes_a_link() {
 /// staff pages by nobody; the widget script loads cross-origin.
 #[tokio::test]
 async fn only_the_customer_pages_are_frameable() {
-    let dir = workdir("frames");
+    let dir = Workdir::new("channel", "frames");
     let server = Server::start(
         &format!("sqlite://{}/aics.db", dir.display()),
         &dir.join("server.log"),

@@ -11,21 +11,13 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use aics_db::Database;
-use common::Server;
+use common::{Server, Workdir};
 use serde_json::{json, Value};
 
 const CHAIN: &str = "订单ORD-123一直没收到，帮我查一下并创建投诉工单";
-
-/// A folder for one test's database and logs.
-fn workdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aics-faults-{name}-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Waits until conversation `sid` has a stored turn `pred` accepts; returns it.
 async fn wait_for_turn(server: &Server, sid: &str, pred: impl Fn(&Value) -> bool) -> Value {
@@ -84,7 +76,7 @@ fn replies_of(detail: &Value, gid: &str) -> usize {
 /// of the turn, so it fails with its note, the customer's message kept
 /// (docs/ARCHITECTURE.md, "Durability").
 async fn killed_during_a_tool_call(mode: &str) {
-    let dir = workdir(&format!("tool-{mode}"));
+    let dir = Workdir::new("faults", &format!("tool-{mode}"));
     let db_url = format!("sqlite://{}/aics.db", dir.display());
     let log = dir.join("server.log");
     let durability = ("AICS_DURABILITY", mode);
@@ -178,7 +170,7 @@ async fn killed_during_a_tool_call_exit_fails_with_its_note() {
 /// pause and runs again with the same decision; the call's idempotency key
 /// makes the second run create nothing new.
 async fn killed_after_the_decision(mode: &str) {
-    let dir = workdir(&format!("decision-{mode}"));
+    let dir = Workdir::new("faults", &format!("decision-{mode}"));
     let db_url = format!("sqlite://{}/aics.db", dir.display());
     let log = dir.join("server.log");
     let durability = ("AICS_DURABILITY", mode);
@@ -271,7 +263,7 @@ async fn killed_after_the_decision_exit_goes_back_to_the_pause_and_runs_once() {
 /// next start resumes the turn.
 #[tokio::test]
 async fn a_decision_taken_while_the_server_was_down_is_resumed_at_start() {
-    let dir = workdir("down");
+    let dir = Workdir::new("faults", "down");
     let db_url = format!("sqlite://{}/aics.db", dir.display());
     let log = dir.join("server.log");
     let first = Server::start(&db_url, &log, &[]).await;
@@ -343,7 +335,7 @@ async fn all_recovered(server: &Server, turns: &[(String, String)]) -> Duration 
 /// takes messages again.
 #[tokio::test]
 async fn ten_turns_in_flight_all_end_after_a_restart() {
-    let dir = workdir("ten");
+    let dir = Workdir::new("faults", "ten");
     let db_url = format!("sqlite://{}/aics.db", dir.display());
     let log = dir.join("server.log");
     let first = Server::start(&db_url, &log, &[("AICS_DEMO_TOOL_DELAY_MS", "60000")]).await;
@@ -408,7 +400,7 @@ impl PgDatabase {
 #[tokio::test]
 async fn two_instances_on_postgres_the_survivor_takes_over() {
     let database = PgDatabase::create().await;
-    let dir = workdir("pg");
+    let dir = Workdir::new("faults", "pg");
     let doomed = Server::start(
         &database.url,
         &dir.join("doomed.log"),

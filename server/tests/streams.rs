@@ -9,19 +9,13 @@ mod common;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use common::{Server, API_TOKEN};
+use common::{Server, Workdir, API_TOKEN};
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
-fn workdir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("aics-streams-{name}-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[tokio::test]
 async fn a_reconnect_with_last_event_id_gets_every_event_exactly_once() {
-    let dir = workdir("reconnect");
+    let dir = Workdir::new("streams", "reconnect");
     let server = Server::start(
         &format!("sqlite://{}/aics.db", dir.display()),
         &dir.join("server.log"),
@@ -91,7 +85,7 @@ async fn turns(server: &Server, sid: &str, n: usize) -> Duration {
 
 #[tokio::test]
 async fn a_client_that_never_reads_its_stream_does_not_slow_the_turns() {
-    let dir = workdir("stuck");
+    let dir = Workdir::new("streams", "stuck");
     let server = Server::start(
         &format!("sqlite://{}/aics.db", dir.display()),
         &dir.join("server.log"),

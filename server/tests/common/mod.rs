@@ -1,6 +1,6 @@
 //! What the server's integration tests share: a reader of server-sent
-//! events, a real `aics` process to start, query and kill, and the router
-//! called in process ([`oneshot`]).
+//! events, a real `aics` process to start, query and kill, a folder for its
+//! files ([`Workdir`]), and the router called in process ([`oneshot`]).
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -13,6 +13,37 @@ use serde_json::Value;
 pub mod oneshot;
 
 pub const API_TOKEN: &str = "test-api-token-0123456789";
+
+/// A folder of its own for one test's databases and logs: removed when the
+/// test ends well, kept (and named on stderr) when it fails, for its logs.
+pub struct Workdir(PathBuf);
+
+impl Workdir {
+    /// `$TMPDIR/aics-{kind}-{name}-{uuid}`, created.
+    pub fn new(kind: &str, name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("aics-{kind}-{name}-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl std::ops::Deref for Workdir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Workdir {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("the test's files are kept in {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
 
 /// One server-sent event.
 #[derive(Debug, Clone)]
@@ -125,6 +156,9 @@ pub struct Server {
     pub base: String,
     pub log: PathBuf,
     client: reqwest::Client,
+    /// The folder of its database and log, when the server owns it
+    /// ([`Server::owning`]); removed after the process is stopped.
+    workdir: Option<Workdir>,
 }
 
 impl Server {
@@ -165,6 +199,7 @@ impl Server {
             base: format!("http://{addr}"),
             log: log.to_path_buf(),
             client: reqwest::Client::new(),
+            workdir: None,
         };
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -180,6 +215,13 @@ impl Server {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// The server owns `dir` (its database and log): removed once the
+    /// server is dropped, if the test did not fail.
+    pub fn owning(mut self, dir: Workdir) -> Self {
+        self.workdir = Some(dir);
+        self
     }
 
     pub fn url(&self, path: &str) -> String {
