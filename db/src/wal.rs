@@ -21,15 +21,14 @@
 //! turns' writes wait for it as they wait for each other, as tasks, and it
 //! never loses the race for the lock to a stream of commits as a `RESTART`
 //! on another connection would. When the task cannot run (its connection
-//! fails), the bound still
-//! keeps the log from growing without end.
+//! fails), the bound still keeps the log from growing without end.
 
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+use sqlx::{ConnectOptions, Connection};
 
 use crate::Sqlite;
-use sqlx::{ConnectOptions, Connection};
 
 /// The connections' own `wal_autocheckpoint`: 160 MB of log at 4 KB pages.
 ///
@@ -60,7 +59,6 @@ const CAUGHT_UP_PAGES: i64 = 1_024;
 pub(crate) fn start(options: SqliteConnectOptions, sqlite: Sqlite) {
     tokio::spawn(async move {
         let pool = sqlite.pool();
-        let direct = || sqlite.direct().ok();
         let mut conn = match options.connect().await {
             Ok(conn) => conn,
             Err(e) => {
@@ -91,12 +89,18 @@ pub(crate) fn start(options: SqliteConnectOptions, sqlite: Sqlite) {
                     break;
                 }
             }
-            let rewound = match direct() {
-                Some(direct) => direct.rewind_log().await,
-                None => Ok(false),
+            let rewound = match sqlite.direct() {
+                Ok(direct) => direct.rewind_log().await,
+                Err(e) => Err(e),
             };
-            if let Err(e) = rewound {
-                tracing::debug!(error = %e, "a WAL rewind failed; the next pass tries again");
+            match rewound {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::debug!("a sqlx connection held the old WAL; the next pass rewinds it")
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "a WAL rewind failed; the next pass tries again");
+                }
             }
         }
         let _ = conn.close().await;
