@@ -255,35 +255,35 @@ const INSERT_ONE: &str = concat!(
 pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), DbError> {
     match db {
         Database::Sqlite(sqlite) => {
+            // Each row's values, owned: the write may run in another
+            // caller's transaction (crate::direct's writer).
             let encoded = rows
                 .iter()
                 .map(|cp| {
                     Ok((
                         [
+                            cp.thread_id.as_str().to_owned(),
+                            cp.checkpoint_id.clone(),
+                            cp.node.as_str().to_owned(),
                             json(&cp.path)?,
                             json(&cp.pending_interrupts)?,
                             ts(cp.created_at),
                         ],
-                        Packed::of(cp.state.get()),
+                        [cp.parent_id.clone(), cp.next.as_deref().map(str::to_owned)],
+                        cp.step,
+                        Packed::of(cp.state.get()).into_value(),
                     ))
                 })
                 .collect::<Result<Vec<_>, DbError>>()?;
             sqlite
                 .direct()?
-                .write(|tx| {
+                .write(move |tx| {
                     let mut insert = prepare(tx, INSERT_ONE)?;
-                    for (cp, ([path, interrupts, at], state)) in rows.iter().zip(&encoded) {
+                    for ([thread, id, node, path, interrupts, at], [parent, next], step, state) in
+                        &encoded
+                    {
                         insert.execute(rusqlite::params![
-                            cp.thread_id.as_str(),
-                            cp.checkpoint_id,
-                            cp.parent_id,
-                            cp.step,
-                            cp.node.as_str(),
-                            cp.next.as_deref(),
-                            path,
-                            state,
-                            interrupts,
-                            at,
+                            thread, id, parent, step, node, next, path, state, interrupts, at,
                         ])?;
                     }
                     Ok(())

@@ -73,6 +73,15 @@ impl<'a> Packed<'a> {
         }
     }
 
+    /// The value, owned (for a write that may run after its caller's
+    /// borrow ends: crate::direct's writer).
+    pub(crate) fn into_value(self) -> rusqlite::types::Value {
+        match self {
+            Self::Text(t) => rusqlite::types::Value::Text(t.to_owned()),
+            Self::Lz4(b) => rusqlite::types::Value::Blob(b),
+        }
+    }
+
     /// The bytes in the row.
     #[cfg(test)]
     pub(crate) fn bytes(&self) -> &[u8] {

@@ -4,6 +4,7 @@
 //! transactions.
 
 use aics_types::{ChatMessage, MessageRole, Timestamp};
+use rusqlite::types::Value;
 
 use super::{
     role_name, MessageRow, TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN,
@@ -13,31 +14,38 @@ use crate::direct::{all, first, json, prepare, read_ts, ts};
 use crate::DbError;
 
 impl TurnColumns<'_> {
-    /// Saves the row on SQLite's direct connection, with the trace as
-    /// [`TraceColumn::sqlite`] made it (before the transaction began).
-    pub(crate) fn save_direct(
-        &self,
-        tx: &rusqlite::Transaction<'_>,
-        trace: &rusqlite::types::Value,
-    ) -> Result<(), DbError> {
+    /// The row's values for SQLite's direct connection, owned (the write
+    /// may run in another caller's transaction: crate::direct's writer),
+    /// with the trace as [`TraceColumn::sqlite`] made it.
+    pub(crate) fn direct_row(&self, trace: Value) -> Result<TurnRow, DbError> {
         let t = self.trace;
-        prepare(tx, SAVE_TURN)?.execute(rusqlite::params![
-            t.graph_execution_id,
-            t.session_id,
-            t.intent.as_str(),
-            t.stop_reason.map(|s| s.as_str()),
-            t.pending_approval,
-            self.duration_ms,
-            t.llm_calls,
-            t.steps_taken,
+        Ok(TurnRow([
+            t.graph_execution_id.clone().into(),
+            t.session_id.clone().into(),
+            t.intent.as_str().to_owned().into(),
+            t.stop_reason.map(|s| s.as_str().to_owned()).into(),
+            t.pending_approval.into(),
+            self.duration_ms.into(),
+            i64::from(t.llm_calls).into(),
+            i64::from(t.steps_taken).into(),
             trace,
-            ts(t.started_at),
-            ts(self.at),
-            self.prompt_tokens,
-            self.completion_tokens,
-            self.cost_usd,
-            json(&self.tools)?,
-        ])?;
+            ts(t.started_at).into(),
+            ts(self.at).into(),
+            self.prompt_tokens.into(),
+            self.completion_tokens.into(),
+            self.cost_usd.into(),
+            json(&self.tools)?.into(),
+        ]))
+    }
+}
+
+/// A turn's row, its values in [`SAVE_TURN`]'s order.
+pub(crate) struct TurnRow([Value; 15]);
+
+impl TurnRow {
+    /// Saves (or replaces) the row.
+    pub(crate) fn save(&self, tx: &rusqlite::Transaction<'_>) -> Result<(), DbError> {
+        prepare(tx, SAVE_TURN)?.execute(rusqlite::params_from_iter(&self.0))?;
         Ok(())
     }
 }

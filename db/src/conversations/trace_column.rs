@@ -29,8 +29,9 @@ impl TraceColumn<'_> {
         let text = serde_json::to_string(self.0)
             .map_err(|e| DbError::Corrupt(format!("unserialisable trace: {e}")))?;
         Ok(match Packed::of(&text) {
+            // The text itself, not a copy of it.
             Packed::Text(_) => Value::Text(text),
-            Packed::Lz4(bytes) => Value::Blob(bytes),
+            packed => packed.into_value(),
         })
     }
 }

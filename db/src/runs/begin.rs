@@ -119,14 +119,16 @@ impl Touched {
     }
 }
 
-/// What a turn begins with (the arguments of [`Database::begin_turn`]).
-struct NewTurn<'a> {
-    graph_execution_id: &'a str,
-    session_id: &'a str,
-    owner: &'a str,
+/// What a turn begins with (the arguments of [`Database::begin_turn`]),
+/// owned: on SQLite the write may run in another caller's transaction
+/// (crate::direct's writer).
+struct NewTurn {
+    graph_execution_id: String,
+    session_id: String,
+    owner: String,
     lease_until: Timestamp,
-    message: &'a str,
-    title: &'a str,
+    message: String,
+    title: String,
     history: u32,
     when_held: WhenHeld,
     at: Timestamp,
@@ -163,12 +165,12 @@ impl Database {
         when_held: WhenHeld,
     ) -> Result<Begin, DbError> {
         let turn = NewTurn {
-            graph_execution_id,
-            session_id,
-            owner,
+            graph_execution_id: graph_execution_id.to_owned(),
+            session_id: session_id.to_owned(),
+            owner: owner.to_owned(),
             lease_until: until(lease),
-            message,
-            title,
+            message: message.to_owned(),
+            title: title.to_owned(),
             history,
             when_held,
             at: now(),
@@ -177,7 +179,7 @@ impl Database {
             Self::Sqlite(sqlite) => {
                 sqlite
                     .direct()?
-                    .transact(|tx| begin_direct(tx, &turn))
+                    .transact(move |tx| begin_direct(tx, &turn))
                     .await
             }
             Self::Postgres(pool) => begin_postgres(pool, &turn).await,
@@ -186,16 +188,19 @@ impl Database {
 }
 
 /// [`Database::begin_turn`] on SQLite's direct connection.
-fn begin_direct(tx: &rusqlite::Transaction<'_>, t: &NewTurn<'_>) -> Result<Keep<Begin>, DbError> {
+fn begin_direct(tx: &rusqlite::Transaction<'_>, t: &NewTurn) -> Result<Keep<Begin>, DbError> {
     let touched = prepare(tx, UPSERT_CONVERSATION)?
-        .query_row(rusqlite::params![t.session_id, t.title, ts(t.at)], |row| {
-            Ok(Touched {
-                handling: row.get(0)?,
-                assignee: row.get(1)?,
-                event_epoch: u64::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
-                customer_id: row.get(3)?,
-            })
-        })
+        .query_row(
+            rusqlite::params![&t.session_id, &t.title, ts(t.at)],
+            |row| {
+                Ok(Touched {
+                    handling: row.get(0)?,
+                    assignee: row.get(1)?,
+                    event_epoch: u64::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
+                    customer_id: row.get(3)?,
+                })
+            },
+        )
         .optional()?
         .ok_or_else(|| DbError::Corrupt("the conversation upsert returned no row".into()))?;
     let held = touched.held();
@@ -211,22 +216,22 @@ fn begin_direct(tx: &rusqlite::Transaction<'_>, t: &NewTurn<'_>) -> Result<Keep<
         None
     } else {
         let inserted = prepare(tx, INSERT_RUN)?.execute(rusqlite::params![
-            t.graph_execution_id,
-            t.session_id,
-            t.owner,
+            &t.graph_execution_id,
+            &t.session_id,
+            &t.owner,
             ts(t.lease_until),
             ts(t.at),
         ])?;
         if inserted == 0 {
             return Ok(Keep::RollBack(Begin::Busy));
         }
-        Some(recent_messages_direct(tx, t.session_id, t.history)?)
+        Some(recent_messages_direct(tx, &t.session_id, t.history)?)
     };
     let stored = insert_message_direct(
         tx,
-        t.session_id,
+        &t.session_id,
         MessageRole::Customer,
-        t.message,
+        &t.message,
         None,
         t.at,
     )?;
@@ -234,12 +239,12 @@ fn begin_direct(tx: &rusqlite::Transaction<'_>, t: &NewTurn<'_>) -> Result<Keep<
 }
 
 /// [`Database::begin_turn`] on PostgreSQL.
-async fn begin_postgres(pool: &sqlx::PgPool, t: &NewTurn<'_>) -> Result<Begin, DbError> {
+async fn begin_postgres(pool: &sqlx::PgPool, t: &NewTurn) -> Result<Begin, DbError> {
     let mut tx = pool.begin().await?;
     let (handling, assignee, epoch, customer_id): (String, Option<String>, i64, Option<String>) =
         sqlx::query_as(UPSERT_CONVERSATION)
-            .bind(t.session_id)
-            .bind(t.title)
+            .bind(&t.session_id)
+            .bind(&t.title)
             .bind(t.at)
             .fetch_one(&mut *tx)
             .await?;
@@ -261,9 +266,9 @@ async fn begin_postgres(pool: &sqlx::PgPool, t: &NewTurn<'_>) -> Result<Begin, D
         None
     } else {
         let inserted = sqlx::query(INSERT_RUN)
-            .bind(t.graph_execution_id)
-            .bind(t.session_id)
-            .bind(t.owner)
+            .bind(&t.graph_execution_id)
+            .bind(&t.session_id)
+            .bind(&t.owner)
             .bind(t.lease_until)
             .bind(t.at)
             .execute(&mut *tx)
@@ -272,13 +277,13 @@ async fn begin_postgres(pool: &sqlx::PgPool, t: &NewTurn<'_>) -> Result<Begin, D
         if inserted == 0 {
             return Ok(Begin::Busy); // rolls back: nothing written
         }
-        Some(recent_messages!(&mut *tx, t.session_id, t.history)?)
+        Some(recent_messages!(&mut *tx, &t.session_id, t.history)?)
     };
     let stored = insert_message!(
         &mut *tx,
-        t.session_id,
+        &t.session_id,
         MessageRole::Customer,
-        t.message,
+        &t.message,
         None::<&str>,
         None::<&str>,
         t.at

@@ -43,34 +43,33 @@ impl Database {
         let id = &trace.graph_execution_id;
         match self {
             Self::Sqlite(sqlite) => {
-                let columns = TurnColumns::of(trace);
                 // Serialised and compressed once, outside the transaction
-                // (which holds the one write connection, and may run again).
-                let stored_trace = TraceColumn(trace).sqlite()?;
+                // (which holds the one write connection, and may run
+                // again); owned, as the write may run in another caller's
+                // transaction (crate::direct's writer).
+                let row = TurnColumns::of(trace).direct_row(TraceColumn(trace).sqlite()?)?;
+                let (id, owner, session_id) =
+                    (id.clone(), owner.to_owned(), trace.session_id.clone());
+                let (state, note) = (ending.state, ending.note.map(str::to_owned));
+                let message = ending.message.map(|(role, text)| (role, text.to_owned()));
                 sqlite
                     .direct()?
-                    .write(|tx| {
+                    .write(move |tx| {
                         let ended = prepare(tx, END_RUN)?.execute(rusqlite::params![
                             id,
                             owner,
-                            ending.state.as_str(),
-                            ending.note,
+                            state.as_str(),
+                            note,
                             ts(now()),
                         ])?;
                         if ended == 0 {
                             return Err(DbError::LeaseLost(id.clone()));
                         }
-                        columns.save_direct(tx, &stored_trace)?;
-                        ending
-                            .message
+                        row.save(tx)?;
+                        message
+                            .as_ref()
                             .map(|(role, text)| {
-                                append_message_direct(
-                                    tx,
-                                    &trace.session_id,
-                                    role,
-                                    text,
-                                    Some(id.as_str()),
-                                )
+                                append_message_direct(tx, &session_id, *role, text, Some(&id))
                             })
                             .transpose()
                     })

@@ -44,6 +44,8 @@ use tokio::sync::Mutex;
 
 use crate::DbError;
 
+mod writer;
+
 /// How long a write may wait for another connection's write lock, as long
 /// as sqlx's `busy_timeout` (crate docs, "Durability").
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -59,10 +61,12 @@ const STATEMENT_CACHE: usize = 64;
 /// The direct connection of one SQLite file (shared by every clone of the
 /// [`crate::Database`] that opened it).
 pub(crate) struct Direct {
-    /// `None` once the database is closed. Held for one transaction, which
-    /// never awaits: the lock is only ever waited for, never held, across
-    /// an `.await`.
+    /// `None` once the database is closed. Held for one transaction (or
+    /// one batch of the writer's), which never awaits: the lock is only
+    /// ever waited for, never held, across an `.await`.
     conn: Arc<Mutex<Option<Connection>>>,
+    /// The writes on `conn`, combined ([`writer`]).
+    writer: Arc<writer::Writer>,
     /// The connection of [`Direct::read`] on a file (`None` in memory: the
     /// reads share `conn`). In WAL mode it reads beside the writes, so a
     /// turn's tools never queue behind another turn's commit.
@@ -85,15 +89,21 @@ impl Direct {
         if name.starts_with("file:sqlx-in-memory-") {
             // One connection: a second one to a shared-cache database
             // would wait on the first one's table locks, not read beside it.
-            return Ok(Self {
-                conn: Arc::new(Mutex::new(Some(connect(filename)?))),
-                reader: None,
-            });
+            return Ok(Self::with(connect(filename)?, None));
         }
-        Ok(Self {
-            conn: Arc::new(Mutex::new(Some(connect(filename)?))),
-            reader: Some(Mutex::new(Some(connect(filename)?))),
-        })
+        Ok(Self::with(
+            connect(filename)?,
+            Some(Mutex::new(Some(connect(filename)?))),
+        ))
+    }
+
+    fn with(conn: Connection, reader: Option<Mutex<Option<Connection>>>) -> Self {
+        let conn = Arc::new(Mutex::new(Some(conn)));
+        Self {
+            writer: writer::Writer::new(conn.clone()),
+            conn,
+            reader,
+        }
     }
 
     /// Closes the connections once the transactions in progress, if any,
@@ -126,24 +136,26 @@ impl Direct {
         .map_err(|e| DbError::Corrupt(format!("the log's rewind stopped: {e}")))?
     }
 
-    /// Runs `f` in one write transaction (`BEGIN IMMEDIATE` … `COMMIT`):
-    /// all of it or none. `f` may run more than once, when the write lock
-    /// was taken before it began; an error from `f` rolls back and is
-    /// returned.
-    pub(crate) async fn write<T>(
+    /// Runs `f` in a write transaction (`BEGIN IMMEDIATE` … `COMMIT`),
+    /// alone or beside other callers' writes, each in a savepoint of its
+    /// own ([`writer`]): all of it or none. Answers once what it wrote
+    /// committed. `f` may run more than once (when the write lock was
+    /// taken before it began, or a shared transaction failed as a whole);
+    /// an error from `f` rolls back what it wrote and is returned.
+    pub(crate) async fn write<T: Send + 'static>(
         &self,
-        mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError>,
+        mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError> + Send + 'static,
     ) -> Result<T, DbError> {
-        self.transact(|tx| f(tx).map(Keep::Commit)).await
+        self.transact(move |tx| f(tx).map(Keep::Commit)).await
     }
 
     /// [`Direct::write`] where `f` may also decide to roll back and still
     /// answer ([`Keep::RollBack`]).
-    pub(crate) async fn transact<T>(
+    pub(crate) async fn transact<T: Send + 'static>(
         &self,
-        f: impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
+        f: impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError> + Send + 'static,
     ) -> Result<T, DbError> {
-        Self::run(&self.conn, TransactionBehavior::Immediate, f).await
+        self.writer.transact(f).await
     }
 
     /// Runs `f`, which only reads, in one read transaction: its statements
@@ -156,17 +168,6 @@ impl Direct {
         mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
         let conn = self.reader.as_ref().unwrap_or(&self.conn);
-        Self::run(conn, TransactionBehavior::Deferred, |tx| {
-            f(tx).map(Keep::RollBack)
-        })
-        .await
-    }
-
-    async fn run<T>(
-        conn: &Mutex<Option<Connection>>,
-        behavior: TransactionBehavior,
-        mut f: impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
-    ) -> Result<T, DbError> {
         let started = Instant::now();
         let mut pause = FIRST_PAUSE;
         loop {
@@ -175,7 +176,7 @@ impl Direct {
             // good as before.
             let outcome = {
                 let mut conn = conn.lock().await;
-                try_transact(conn.as_mut(), behavior, &mut f)
+                try_read(conn.as_mut(), &mut f)
             };
             match outcome {
                 Err(DbError::Sqlite(e)) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
@@ -216,28 +217,24 @@ fn connect(filename: &Path) -> Result<Connection, DbError> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.pragma_update(None, "wal_autocheckpoint", crate::wal::AUTOCHECKPOINT_PAGES)?;
+    // A shared transaction's savepoints ([`writer`]) keep the pages they
+    // would restore in memory, not in a temporary file.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     // Never wait for the lock here (module docs): fail at once.
     conn.busy_timeout(Duration::ZERO)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     Ok(conn)
 }
 
-/// One try of a transaction on `conn` (`None`: closed).
-fn try_transact<T>(
+/// One try of a read transaction on `conn` (`None`: closed).
+fn try_read<T>(
     conn: Option<&mut Connection>,
-    behavior: TransactionBehavior,
-    f: &mut impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError>,
+    f: &mut impl FnMut(&Transaction<'_>) -> Result<T, DbError>,
 ) -> Result<T, DbError> {
     let conn = conn.ok_or(DbError::Sqlx(sqlx::Error::PoolClosed))?;
-    let tx = conn.transaction_with_behavior(behavior)?;
-    match f(&tx)? {
-        Keep::Commit(value) => {
-            tx.commit()?;
-            Ok(value)
-        }
-        // Dropping the transaction rolls it back.
-        Keep::RollBack(value) => Ok(value),
-    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+    // Dropping the transaction ends it (rolls back: nothing was written).
+    f(&tx)
 }
 
 /// What a transaction's body decided.
