@@ -55,6 +55,9 @@ const IDLE_EVICTION: Duration = Duration::from_secs(600);
 const MAX_IDLE_CHANNELS: usize = 1024;
 /// How often publishing and subscribing look for buffers to drop.
 const SWEEP_EVERY: Duration = Duration::from_millis(250);
+/// Buffers dropped per publish or subscription, at most: many more than a
+/// turn makes conversations, and few enough that no call takes long.
+const EVICTED_PER_CALL: usize = 4;
 
 /// The sequence number of a conversation's event: `(epoch, n)`, ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -160,16 +163,15 @@ impl Channel {
 struct Channels {
     map: HashMap<String, Channel>,
     swept: Option<Instant>,
+    /// What the last sweep chose to drop (and when each was last
+    /// touched), taken out a few at a time: freeing a thousand
+    /// conversations' events at once is milliseconds of work.
+    doomed: Vec<(String, Instant)>,
 }
 
 impl Channels {
-    /// The channel of `session_id`, made when missing; sweeps now and then.
+    /// The channel of `session_id`, made when missing.
     fn of(&mut self, session_id: &str) -> &mut Channel {
-        let now = Instant::now();
-        if self.swept.is_none_or(|at| now - at >= SWEEP_EVERY) {
-            self.swept = Some(now);
-            self.sweep();
-        }
         // A lookup first: the common case allocates no key.
         if !self.map.contains_key(session_id) {
             self.map.insert(session_id.to_owned(), Channel::new());
@@ -178,36 +180,96 @@ impl Channels {
             .map
             .get_mut(session_id)
             .unwrap_or_else(|| unreachable!("inserted above"));
-        channel.touched = now;
+        channel.touched = Instant::now();
         channel
     }
 
-    /// Drops the buffers of conversations nobody watched or wrote for
+    /// Sweeps when the last sweep is [`SWEEP_EVERY`] old, and takes out a
+    /// few of the buffers the last sweep doomed: what it takes out is the
+    /// caller's to drop once the lock is released.
+    fn sweep_if_due(&mut self) -> Evicted {
+        let mut evicted = Evicted::default();
+        let now = Instant::now();
+        if self.swept.is_none_or(|at| now - at >= SWEEP_EVERY) {
+            self.swept = Some(now);
+            evicted.rings = self.sweep();
+        }
+        for _ in 0..EVICTED_PER_CALL {
+            let Some((id, touched)) = self.doomed.pop() else {
+                break;
+            };
+            // Not if it was watched or written to since.
+            if self
+                .map
+                .get(&id)
+                .is_some_and(|c| !c.watched() && c.touched == touched)
+            {
+                evicted.channels.extend(self.map.remove(&id));
+            }
+        }
+        evicted
+    }
+
+    /// Dooms the buffers of conversations nobody watched or wrote for
     /// [`IDLE_EVICTION`], then the longest idle past [`MAX_IDLE_CHANNELS`];
-    /// frees the rings nobody listens to.
-    fn sweep(&mut self) {
-        self.map
-            .retain(|_, c| c.watched() || c.touched.elapsed() < IDLE_EVICTION);
+    /// takes out the rings nobody listens to.
+    fn sweep(&mut self) -> Vec<broadcast::Sender<Arc<Sequenced>>> {
         let mut idle: Vec<(Instant, &String)> = self
             .map
             .iter()
             .filter(|(_, c)| !c.watched())
             .map(|(id, c)| (c.touched, id))
             .collect();
-        if idle.len() > MAX_IDLE_CHANNELS {
-            let excess = idle.len() - MAX_IDLE_CHANNELS;
-            idle.select_nth_unstable(excess - 1);
-            let doomed: Vec<String> = idle[..excess].iter().map(|(_, id)| (*id).clone()).collect();
-            for id in doomed {
-                self.map.remove(&id);
-            }
+        // The expired, and the oldest past the bound: the first `doomed`.
+        let past_bound = idle.len().saturating_sub(MAX_IDLE_CHANNELS);
+        if past_bound > 0 {
+            idle.select_nth_unstable(past_bound - 1);
         }
-        for channel in self.map.values_mut() {
-            if !channel.watched() {
-                channel.tx = None;
-            }
-        }
+        let (oldest, younger) = idle.split_at(past_bound);
+        self.doomed = oldest
+            .iter()
+            .chain(
+                younger
+                    .iter()
+                    .filter(|(at, _)| at.elapsed() >= IDLE_EVICTION),
+            )
+            .map(|(at, id)| ((*id).clone(), *at))
+            .collect();
+        self.map
+            .values_mut()
+            .filter(|c| !c.watched())
+            .filter_map(|c| c.tx.take())
+            .collect()
     }
+}
+
+/// The channels under the hub's lock, with what a sweep took out: the
+/// fields drop in order, the lock first.
+struct Swept<'a> {
+    channels: std::sync::MutexGuard<'a, Channels>,
+    _evicted: Evicted,
+}
+
+impl std::ops::Deref for Swept<'_> {
+    type Target = Channels;
+    fn deref(&self) -> &Channels {
+        &self.channels
+    }
+}
+
+impl std::ops::DerefMut for Swept<'_> {
+    fn deref_mut(&mut self) -> &mut Channels {
+        &mut self.channels
+    }
+}
+
+/// What a sweep took out. Dropping it frees the events those
+/// conversations buffered, which happens after the hub's lock is
+/// released: no other publisher waits for it.
+#[derive(Default)]
+struct Evicted {
+    channels: Vec<Channel>,
+    rings: Vec<broadcast::Sender<Arc<Sequenced>>>,
 }
 
 /// Where an event goes: one conversation's streams or the approvals queue.
@@ -261,6 +323,16 @@ impl EventHub {
         self.channels.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The channels under the lock, swept when a sweep is due.
+    fn channels_swept(&self) -> Swept<'_> {
+        let mut channels = self.channels();
+        let evicted = channels.sweep_if_due();
+        Swept {
+            channels,
+            _evicted: evicted,
+        }
+    }
+
     /// A publisher for conversation `session_id` (events of run `run`, when
     /// given) with the conversation's next epoch.
     pub(crate) async fn publisher(&self, session_id: &str, run: Option<&str>) -> Publisher {
@@ -301,7 +373,7 @@ impl EventHub {
         session_id: &str,
         last: Option<EventId>,
     ) -> (CatchUp, Subscription) {
-        let mut channels = self.channels();
+        let mut channels = self.channels_swept();
         let channel = channels.of(session_id);
         let rx = channel.subscribe();
         let catch_up = match last {
@@ -325,7 +397,7 @@ impl EventHub {
     /// buffered events from there on (when still held) and a new place in
     /// the ring after them, taken under one lock.
     fn catch_up(&self, session_id: &str, next: u64) -> CaughtUp {
-        let mut channels = self.channels();
+        let mut channels = self.channels_swept();
         let channel = channels.of(session_id);
         let rx = channel.subscribe();
         let oldest = channel.pushed - channel.replay.len() as u64;
@@ -375,7 +447,7 @@ impl EventHub {
 
     /// Buffers and broadcasts one event on this instance.
     fn deliver(&self, session_id: &str, event: Arc<Sequenced>) {
-        let mut channels = self.channels();
+        let mut channels = self.channels_swept();
         let channel = channels.of(session_id);
         if channel.replay.len() == REPLAY_CAPACITY {
             channel.replay.pop_front();
@@ -595,6 +667,8 @@ mod tests {
             }
         }
         hub.channels().swept = None;
+        // Later calls drop the doomed buffers, a few each.
+        while !hub.channels_swept().doomed.is_empty() {}
         watched.publish(token("second"));
         let channels = hub.channels();
         let idle = channels.map.values().filter(|c| !c.watched()).count();
