@@ -46,17 +46,18 @@ use crate::Sqlite;
 pub(crate) const AUTOCHECKPOINT_PAGES: u32 = 40_000;
 /// How often the checkpointer runs.
 const EVERY: Duration = Duration::from_millis(100);
-/// The log a pass may leave before the checkpointer rewinds it: 32 MB.
-const RESTART_PAGES: i64 = 8_192;
+/// The log a pass may leave before the checkpointer rewinds it: 64 MB.
+const RESTART_PAGES: i64 = 16_384;
 /// Passes at most before a rewind, each copying what the commits appended
 /// during the one before …
-const CATCH_UP_PASSES: usize = 4;
-/// … until one finds fewer pages than this appended since (4 MB).
-const CAUGHT_UP_PAGES: i64 = 1_024;
+const CATCH_UP_PASSES: usize = 8;
+/// … until one finds fewer pages than this appended since (1 MB).
+const CAUGHT_UP_PAGES: i64 = 256;
 
 /// Starts the checkpointer of the file-backed database `options` opens; it
 /// ends when `sqlite`'s pool is closed.
 pub(crate) fn start(options: SqliteConnectOptions, sqlite: Sqlite) {
+    let file = options.get_filename().to_owned();
     tokio::spawn(async move {
         let pool = sqlite.pool();
         let mut conn = match options.connect().await {
@@ -68,14 +69,23 @@ pub(crate) fn start(options: SqliteConnectOptions, sqlite: Sqlite) {
         };
         let mut tick = tokio::time::interval(EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The log's length at the last rewind: until a commit starts it
+        // over, a pass still reports that length, and there is nothing to
+        // rewind.
+        let mut rewound_at = None;
         while !pool.is_closed() {
             tick.tick().await;
             let Some(mut log) = pass(&mut conn).await else {
                 continue;
             };
-            if log <= RESTART_PAGES {
+            if log <= RESTART_PAGES || rewound_at == Some(log) {
                 continue;
             }
+            // A pass that does not reach the log's end leaves what it
+            // copied in the file without waiting for the disk; the rewind
+            // would wait for all of it (an fsync) while it holds the
+            // turns' writes. The wait happens here instead.
+            sync_data(&file).await;
             // Each further pass copies what the commits appended during the
             // last one, less each time; the rewind, which holds the turns'
             // writes, then has little left to copy.
@@ -89,12 +99,20 @@ pub(crate) fn start(options: SqliteConnectOptions, sqlite: Sqlite) {
                     break;
                 }
             }
+            let started = std::time::Instant::now();
             let rewound = match sqlite.direct() {
                 Ok(direct) => direct.rewind_log().await,
                 Err(e) => Err(e),
             };
             match rewound {
-                Ok(true) => {}
+                Ok(true) => {
+                    rewound_at = Some(log);
+                    tracing::debug!(
+                        ms = started.elapsed().as_secs_f64() * 1000.0,
+                        pages = log,
+                        "the log was rewound"
+                    );
+                }
                 Ok(false) => {
                     tracing::debug!("a sqlx connection held the old WAL; the next pass rewinds it")
                 }
@@ -105,6 +123,19 @@ pub(crate) fn start(options: SqliteConnectOptions, sqlite: Sqlite) {
         }
         let _ = conn.close().await;
     });
+}
+
+/// Waits until what was written to `file` is on the disk (a failure is
+/// the rewind's to report: it syncs the file again).
+async fn sync_data(file: &std::path::Path) {
+    let file = file.to_owned();
+    let _ = tokio::task::spawn_blocking(move || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(file)
+            .and_then(|f| f.sync_data())
+    })
+    .await;
 }
 
 /// A `PASSIVE` checkpoint: the pages in the log when it began, all of
@@ -200,7 +231,7 @@ mod tests {
         let Database::Sqlite(sqlite) = &db else {
             unreachable!()
         };
-        // About 128 MB of log, 1 MB per commit, back to back on the
+        // About 256 MB of log, 1 MB per commit, back to back on the
         // connection a turn writes with: a commit begins before the last
         // one is copied back, so it never rewinds the log itself; only the
         // checkpointer does. Each round also counts itself in a row that
@@ -210,7 +241,7 @@ mod tests {
             .await
             .expect("test database");
         let direct = sqlite.direct().expect("test database");
-        for _ in 0..128 {
+        for _ in 0..256 {
             direct
                 .write(|tx| {
                     tx.execute_batch(
@@ -232,15 +263,17 @@ mod tests {
         }
         let log = size(&file.with_extension("db-wal"));
         let bound = u64::from(super::AUTOCHECKPOINT_PAGES) * 4096;
+        // Past the rewinds' threshold by what a few passes let in, well
+        // short of the bound (where a commit would rewind it).
         assert!(
-            log < 64 << 20 && log < bound,
+            log < 128 << 20 && log < bound,
             "the log grew to {log} bytes: it was not rewound"
         );
         let (rounds,): (i64,) = sqlx::query_as("SELECT n FROM rounds")
             .fetch_one(sqlite.pool())
             .await
             .expect("test database");
-        assert_eq!(rounds, 128, "a rewind lost committed writes");
+        assert_eq!(rounds, 256, "a rewind lost committed writes");
         let (check,): (String,) = sqlx::query_as("PRAGMA integrity_check")
             .fetch_one(sqlite.pool())
             .await
