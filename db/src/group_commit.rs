@@ -19,6 +19,10 @@
 //! most one write in flight (aics_graph's durability modes), so its own
 //! writes stay in order whichever way each one goes.
 //!
+//! On SQLite a batch is one write of the direct connection's writer
+//! (`crate::direct`), which may share its commit further, with the turns'
+//! starts and ends queued at the same moment.
+//!
 //! A failed batch is retried caller by caller, so one caller's bad row (say
 //! a state PostgreSQL's `jsonb` refuses) fails that caller alone. Each
 //! caller's rows are written all or none, in the order given.

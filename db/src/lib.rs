@@ -49,9 +49,11 @@
 //! - [`runs`]: every graph run's durable state and lease; at most one active
 //!   run per conversation, across instances; the transactions that begin
 //!   (`runs/begin.rs`), end (`runs/end.rs`), pause and cancel a run.
-//! - `direct`: one rusqlite connection to a SQLite file beside the pool,
+//! - `direct`: two rusqlite connections to a SQLite file beside the pool,
 //!   used in the caller's thread for a turn's own statements (its start,
-//!   its checkpoints, its end) and the reads every turn makes.
+//!   its checkpoints, its end) and the reads every turn makes; its
+//!   `writer` combines the writes queued at one moment into one
+//!   transaction, each in a savepoint of its own.
 //! - `packed`: how SQLite stores the two large JSON columns a turn writes
 //!   (checkpoint states, turn traces): LZ4-compressed when that is smaller;
 //!   and the one decoder of both columns on either database.
@@ -88,8 +90,9 @@
 //!   connections, most of the time asleep). One connection queues every
 //!   statement in the pool's fair queue instead, and the statements are
 //!   microseconds each; concurrent runs share commits through the
-//!   checkpoint writer ([`group_commit`]), and a turn begins and ends in one
-//!   transaction each. PostgreSQL gets 5 (about 2 × cores + 1, the usual
+//!   checkpoint writer ([`group_commit`]), and on SQLite the starts, ends
+//!   and checkpoints of the turns in flight share them through the direct
+//!   writer. PostgreSQL gets 5 (about 2 × cores + 1, the usual
 //!   rule for a small server, leaving the database room for other
 //!   instances).
 //! - **PostgreSQL** keeps its default `synchronous_commit = on` for

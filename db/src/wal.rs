@@ -14,10 +14,13 @@
 //! and it would grow to the bound, where the commit that crosses it copies
 //! the rest and fsyncs with every other write waiting behind it — the chat
 //! API's slowest turns (BENCHMARKS.md, round 12). So once a pass leaves
-//! more than [`RESTART_PAGES`] in the log, the task runs a few more passes,
-//! each copying what the commits appended during the last, and then has
-//! the direct connection ([`crate::direct::Direct::rewind_log`]) copy the
-//! little left and rewind the log between two of its transactions: the
+//! more than [`RESTART_PAGES`] in the log, the task syncs the database
+//! file (a pass that does not reach the log's end leaves what it copied
+//! unsynced, and the rewind's own fsync, with the writes held, would wait
+//! for all of it), runs a few more passes, each copying what the commits
+//! appended during the last, and then has the direct connection
+//! ([`crate::direct::Direct::rewind_log`]) copy the little left and rewind
+//! the log between two of its transactions: the
 //! turns' writes wait for it as they wait for each other, as tasks, and it
 //! never loses the race for the lock to a stream of commits as a `RESTART`
 //! on another connection would. When the task cannot run (its connection
