@@ -214,6 +214,10 @@ impl Writer {
     }
 
     async fn combiner(self: Arc<Self>, mut pause: Option<Duration>) {
+        let mut running = Running {
+            writer: &self,
+            ended: false,
+        };
         loop {
             if let Some(pause) = pause {
                 tokio::time::sleep(pause).await;
@@ -223,6 +227,7 @@ impl Writer {
                 let mut queue = self.queue();
                 if queue.jobs.is_empty() {
                     queue.running = false;
+                    running.ended = true;
                     return;
                 }
                 take(&mut queue.jobs)
@@ -240,6 +245,22 @@ impl Writer {
                 // writes) before the next batch.
                 tokio::task::yield_now().await;
             }
+        }
+    }
+}
+
+/// The combiner task's mark: a task dropped before it ended (its runtime
+/// shut down while it waited) leaves the queue to the next write, which
+/// starts another.
+struct Running<'a> {
+    writer: &'a Writer,
+    ended: bool,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.writer.queue().running = false;
         }
     }
 }
@@ -570,6 +591,43 @@ mod tests {
         assert_eq!(rows(&direct).await, [2]);
         assert_eq!(ran.load(Ordering::SeqCst), 0, "the abandoned write ran");
         direct.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A combiner whose runtime shut down while it waited (a database
+    /// shared by two runtimes, as in some tests) does not leave the next
+    /// runtime's writes waiting for it.
+    #[test]
+    fn a_writer_whose_runtime_ended_starts_again_in_the_next() {
+        let runtime = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime")
+        };
+        let first = runtime();
+        let (dir, direct) = first.block_on(direct());
+        let held = first.block_on(async {
+            // The connection held: the write queues and its combiner waits.
+            let held = direct.conn.clone().lock_owned().await;
+            let queued = direct.write(|tx| Ok(tx.execute("INSERT INTO t VALUES (1)", [])?));
+            let _ = tokio::time::timeout(Duration::from_millis(20), queued).await;
+            held
+        });
+        drop(first);
+        drop(held);
+        let second = runtime();
+        second.block_on(async {
+            let written = tokio::time::timeout(
+                Duration::from_secs(5),
+                direct.write(|tx| Ok(tx.execute("INSERT INTO t VALUES (2)", [])?)),
+            )
+            .await
+            .expect("the write waited for the ended runtime's combiner");
+            assert_eq!(written.expect("written"), 1);
+            assert_eq!(rows(&direct).await, [2]);
+            direct.close().await;
+        });
         let _ = std::fs::remove_dir_all(&dir);
     }
 
