@@ -61,11 +61,7 @@ const STATEMENT_CACHE: usize = 64;
 /// The direct connection of one SQLite file (shared by every clone of the
 /// [`crate::Database`] that opened it).
 pub(crate) struct Direct {
-    /// `None` once the database is closed. Held for one transaction (or
-    /// one batch of the writer's), which never awaits: the lock is only
-    /// ever waited for, never held, across an `.await`.
-    conn: Arc<Mutex<Option<Connection>>>,
-    /// The writes on `conn`, combined ([`writer`]).
+    /// The write connection and its writes, combined ([`writer`]).
     writer: Arc<writer::Writer>,
     /// The connection of [`Direct::read`] on a file (`None` in memory: the
     /// reads share `conn`). In WAL mode it reads beside the writes, so a
@@ -98,10 +94,8 @@ impl Direct {
     }
 
     fn with(conn: Connection, reader: Option<Mutex<Option<Connection>>>) -> Self {
-        let conn = Arc::new(Mutex::new(Some(conn)));
         Self {
-            writer: writer::Writer::new(conn.clone()),
-            conn,
+            writer: writer::Writer::new(conn),
             reader,
         }
     }
@@ -109,7 +103,7 @@ impl Direct {
     /// Closes the connections once the transactions in progress, if any,
     /// have ended; later calls fail as on a closed pool.
     pub(crate) async fn close(&self) {
-        drop(self.conn.lock().await.take());
+        drop(self.writer.conn.lock().await.take());
         if let Some(reader) = &self.reader {
             drop(reader.lock().await.take());
         }
@@ -123,7 +117,7 @@ impl Direct {
     /// sqlx connection was writing or a reader still read the old log (the
     /// checkpointer tries again on its next pass).
     pub(crate) async fn rewind_log(&self) -> Result<bool, DbError> {
-        let mut conn = self.conn.clone().lock_owned().await;
+        let mut conn = self.writer.conn.clone().lock_owned().await;
         tokio::task::spawn_blocking(move || {
             let conn = conn
                 .as_mut()
@@ -167,7 +161,7 @@ impl Direct {
         &self,
         mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
-        let conn = self.reader.as_ref().unwrap_or(&self.conn);
+        let conn = self.reader.as_ref().unwrap_or(&self.writer.conn);
         let started = Instant::now();
         let mut pause = FIRST_PAUSE;
         loop {
@@ -365,7 +359,7 @@ mod tests {
             .await
             .expect("test database");
         // A write in progress (or queued) holds the write connection.
-        let held = direct.conn.lock().await;
+        let held = direct.writer.conn.lock().await;
         let n: i64 = tokio::time::timeout(
             Duration::from_secs(5),
             direct.read(|tx| Ok(tx.query_row("SELECT n FROM t", [], |row| row.get(0))?)),

@@ -128,14 +128,18 @@ struct Queue {
 
 /// The write side of one direct connection.
 pub(super) struct Writer {
-    conn: Arc<Mutex<Option<Connection>>>,
+    /// `None` once the database is closed. Held for one transaction or
+    /// batch, which never awaits: the lock is only ever waited for, never
+    /// held, across an `.await` (the log's rewind and the close take it
+    /// too, and an in-memory database's reads).
+    pub(super) conn: Arc<Mutex<Option<Connection>>>,
     queue: StdMutex<Queue>,
 }
 
 impl Writer {
-    pub(super) fn new(conn: Arc<Mutex<Option<Connection>>>) -> Arc<Self> {
+    pub(super) fn new(conn: Connection) -> Arc<Self> {
         Arc::new(Self {
-            conn,
+            conn: Arc::new(Mutex::new(Some(conn))),
             queue: StdMutex::default(),
         })
     }
@@ -294,10 +298,7 @@ fn run(conn: Option<&mut Connection>, batch: Vec<Job>) -> Vec<Job> {
         return Vec::new();
     };
     if batch.len() == 1 {
-        return batch
-            .into_iter()
-            .filter_map(|job| alone(conn, job))
-            .collect();
+        return each_alone(conn, batch);
     }
     shared(conn, batch)
 }
@@ -441,7 +442,7 @@ mod tests {
     /// The frames in the log so far (each commit appends one a page it
     /// wrote).
     async fn frames(direct: &Direct) -> i64 {
-        let conn = direct.conn.lock().await;
+        let conn = direct.writer.conn.lock().await;
         conn.as_ref()
             .expect("open")
             .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| row.get(1))
@@ -469,7 +470,7 @@ mod tests {
         let direct = Arc::new(direct);
         let before = frames(&direct).await;
         // Holding the connection makes the next writes queue.
-        let held = direct.conn.clone().lock_owned().await;
+        let held = direct.writer.conn.clone().lock_owned().await;
         let mut callers = Vec::new();
         for n in 0..32_i64 {
             let direct = direct.clone();
@@ -529,7 +530,7 @@ mod tests {
     async fn a_panicking_job_fails_its_own_caller_only() {
         let (dir, direct) = direct().await;
         let direct = Arc::new(direct);
-        let held = direct.conn.clone().lock_owned().await;
+        let held = direct.writer.conn.clone().lock_owned().await;
         let mut callers = Vec::new();
         for n in 0..4_i64 {
             let direct = direct.clone();
@@ -609,7 +610,7 @@ mod tests {
         let (dir, direct) = first.block_on(direct());
         let held = first.block_on(async {
             // The connection held: the write queues and its combiner waits.
-            let held = direct.conn.clone().lock_owned().await;
+            let held = direct.writer.conn.clone().lock_owned().await;
             let queued = direct.write(|tx| Ok(tx.execute("INSERT INTO t VALUES (1)", [])?));
             let _ = tokio::time::timeout(Duration::from_millis(20), queued).await;
             held
