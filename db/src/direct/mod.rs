@@ -34,6 +34,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
@@ -67,6 +68,8 @@ pub(crate) struct Direct {
     /// reads share `conn`). In WAL mode it reads beside the writes, so a
     /// turn's tools never queue behind another turn's commit.
     reader: Option<Mutex<Option<Connection>>>,
+    /// The log's rewinds so far ([`Direct::rewind_log`]).
+    rewinds: AtomicU64,
 }
 
 impl std::fmt::Debug for Direct {
@@ -97,6 +100,7 @@ impl Direct {
         Self {
             writer: writer::Writer::new(conn),
             reader,
+            rewinds: AtomicU64::new(0),
         }
     }
 
@@ -118,16 +122,25 @@ impl Direct {
     /// checkpointer tries again on its next pass).
     pub(crate) async fn rewind_log(&self) -> Result<bool, DbError> {
         let mut conn = self.writer.conn.clone().lock_owned().await;
-        tokio::task::spawn_blocking(move || {
+        let rewound = tokio::task::spawn_blocking(move || {
             let conn = conn
                 .as_mut()
                 .ok_or(DbError::Sqlx(sqlx::Error::PoolClosed))?;
             let busy: i64 =
                 conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |row| row.get(0))?;
-            Ok(busy == 0)
+            Ok::<_, DbError>(busy == 0)
         })
         .await
-        .map_err(|e| DbError::Corrupt(format!("the log's rewind stopped: {e}")))?
+        .map_err(|e| DbError::Corrupt(format!("the log's rewind stopped: {e}")))??;
+        if rewound {
+            self.rewinds.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(rewound)
+    }
+
+    /// How many times [`Direct::rewind_log`] rewound the log.
+    pub(crate) fn rewinds(&self) -> u64 {
+        self.rewinds.load(Ordering::Relaxed)
     }
 
     /// Runs `f` in a write transaction (`BEGIN IMMEDIATE` … `COMMIT`),
