@@ -234,7 +234,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sustained_writes_are_rewound_by_the_checkpointer() {
-        let (dir, file, db) = blobs().await;
+        let (dir, _, db) = blobs().await;
         let Database::Sqlite(sqlite) = &db else {
             unreachable!()
         };
