@@ -56,6 +56,11 @@ impl<T> Encoded<T> {
             json: OnceLock::new(),
         }
     }
+
+    /// The value, its text forgotten.
+    pub fn into_inner(self) -> T {
+        self.value
+    }
 }
 
 impl<T> From<T> for Encoded<T> {

@@ -220,7 +220,7 @@ impl SupportAgent {
             (Some(_), false) => RunStatus::Interrupted(latest.interrupts.clone()),
             (Some(_), true) => RunStatus::Finished,
         };
-        Ok(build_trace(&latest.state, &latest.path, &status))
+        Ok(build_trace(latest.state, &latest.path, &status))
     }
 
     /// Copies checkpoint `checkpoint_id` of a turn into a new turn and
@@ -261,7 +261,7 @@ impl SupportAgent {
         started: Instant,
     ) -> Result<ChatTurnTraceResult, AgentError> {
         match result {
-            Ok(outcome) => Ok(build_trace(&outcome.state, &outcome.path, &outcome.status)),
+            Ok(outcome) => Ok(build_trace(outcome.state, &outcome.path, &outcome.status)),
             Err(e @ (GraphError::UnknownThread(_) | GraphError::Checkpoint(_))) => Err(e.into()),
             // The run broke off (step limit, a node failed): report it as an
             // error turn, built from the last step that was saved.
@@ -280,7 +280,7 @@ impl SupportAgent {
                     state.final_reply =
                         explanatory_reply(StopReason::Error, is_chinese(&state.user_message));
                 }
-                Ok(build_trace(&state, &latest.path, &RunStatus::Finished))
+                Ok(build_trace(state, &latest.path, &RunStatus::Finished))
             }
         }
     }

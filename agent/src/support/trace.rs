@@ -1,7 +1,7 @@
 //! The trace of a turn ([`ChatTurnTraceResult`]) from its state, the path
 //! the engine recorded and how the invocation ended.
 
-use aics_graph::{Interrupt, RunStatus};
+use aics_graph::{Encoded, Interrupt, RunStatus};
 use aics_types::{ChatTurnTraceResult, Intent, PendingToolCall, StopReason, ToolCallStatus};
 use serde_json::Value;
 
@@ -40,7 +40,12 @@ fn pending_of(interrupts: &[Interrupt]) -> Vec<PendingToolCall> {
 /// The trace of a turn from its state, the executed node path and how the
 /// invocation ended. A paused turn's approval token is not the engine's to
 /// make: the service mints it when it stores the pending approvals.
-pub fn build_trace(s: &SupportState, path: &[String], status: &RunStatus) -> ChatTurnTraceResult {
+///
+/// The state is taken, not borrowed: its records (each LLM call with the
+/// messages it was sent, each tool call with its input and output) move
+/// into the trace. A copy would double them while the turn is stored and
+/// announced, for every turn ending at once (BENCHMARKS.md, round 14).
+pub fn build_trace(s: SupportState, path: &[String], status: &RunStatus) -> ChatTurnTraceResult {
     let (pending, paused, stop_reason) = match status {
         RunStatus::Interrupted(list) => {
             (pending_of(list), true, Some(StopReason::AwaitingApproval))
@@ -62,15 +67,15 @@ pub fn build_trace(s: &SupportState, path: &[String], status: &RunStatus) -> Cha
         _ => None,
     };
     ChatTurnTraceResult {
-        graph_execution_id: s.graph_execution_id.clone(),
-        session_id: s.session_id.clone(),
-        reply: if paused {
-            String::new()
-        } else {
-            s.final_reply.clone()
-        },
+        graph_execution_id: s.graph_execution_id,
+        session_id: s.session_id,
+        reply: if paused { String::new() } else { s.final_reply },
         intent: s.intent.unwrap_or(Intent::Consult),
-        tool_calls: s.tool_records.iter().map(|r| (**r).clone()).collect(),
+        tool_calls: s
+            .tool_records
+            .into_iter()
+            .map(Encoded::into_inner)
+            .collect(),
         executed_nodes: path.to_vec(),
         duration_ms: s.elapsed_ms,
         llm_calls: s.llm_calls,
@@ -83,11 +88,15 @@ pub fn build_trace(s: &SupportState, path: &[String], status: &RunStatus) -> Cha
         tools_used,
         tool_result,
         engine: s.engine.as_str().to_owned(),
-        model: s.model.clone(),
+        model: s.model,
         cost_usd: None,
-        error: s.error.clone(),
+        error: s.error,
         started_at: s.started_at,
-        llm_call_records: s.llm_call_records.iter().map(|r| (**r).clone()).collect(),
+        llm_call_records: s
+            .llm_call_records
+            .into_iter()
+            .map(Encoded::into_inner)
+            .collect(),
     }
 }
 
