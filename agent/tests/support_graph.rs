@@ -382,7 +382,7 @@ async fn failing_unknown_and_malformed_calls_become_error_results_the_model_sees
     assert_eq!(tool_messages, 4);
     assert!(events.iter().any(|e| matches!(
         e,
-        AgentEvent::ToolEnd(end) if end.status == ToolCallStatus::Error
+        AgentEvent::ToolEnd(end) if end.status() == ToolCallStatus::Error
     )));
 }
 
@@ -617,8 +617,8 @@ async fn events_come_in_graph_order_and_final_is_last() {
         .map(|e| match e {
             AgentEvent::NodeStart { node } => format!("start:{node}"),
             AgentEvent::NodeEnd { node } => format!("end:{node}"),
-            AgentEvent::ToolStart(start) => format!("tool_start:{}", start.tool),
-            AgentEvent::ToolEnd(end) => format!("tool_end:{}", end.tool),
+            AgentEvent::ToolStart(start) => format!("tool_start:{}", start.tool()),
+            AgentEvent::ToolEnd(end) => format!("tool_end:{}", end.tool()),
             other => other.kind().to_owned(),
         })
         .collect();

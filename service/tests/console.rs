@@ -110,7 +110,7 @@ async fn seed_004_chain_pauses_and_resumes_after_approval(pool: SqlitePool) {
     assert!(kinds.contains(&"turn_start"));
     let tool_end = seen
         .iter()
-        .position(|e| matches!(e, AgentEvent::ToolEnd(end) if end.tool == "ticket_create"))
+        .position(|e| matches!(e, AgentEvent::ToolEnd(end) if end.tool() == "ticket_create"))
         .expect("ticket_create ran");
     let token = seen.iter().position(|e| e.kind() == "llm_token").unwrap();
     assert!(tool_end < token, "{kinds:?}");
@@ -505,7 +505,7 @@ async fn two_instances_on_one_postgres(pool: sqlx::PgPool) {
     let seen = until_final(&mut on_b).await;
     assert!(seen
         .iter()
-        .any(|e| matches!(e, AgentEvent::ToolEnd(end) if end.tool == "order_query")));
+        .any(|e| matches!(e, AgentEvent::ToolEnd(end) if end.tool() == "order_query")));
     assert!(final_trace(&seen).pending_approval);
 
     // B refuses a second message too (the lock is in the database).

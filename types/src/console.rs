@@ -524,16 +524,17 @@ mod tests {
     #[test]
     fn events_use_the_spec_tags_and_field_names() {
         let event = AgentEvent::ToolEnd(Box::new(crate::ToolEnd {
-            tool: "order_query".into(),
-            id: "call_1".into(),
-            result: json!({"ok": true}),
-            status: ToolCallStatus::Ok,
-            duration_ms: 4,
             record: sample_trace().tool_calls[0].clone(),
         }));
         let json = serde_json::to_value(&event).expect("serialise");
         assert_eq!(json["type"], "tool_end");
-        assert_eq!(json["duration_ms"], 4);
+        // The documented fields, read from the record.
+        assert_eq!(json["tool"], "order_query");
+        assert_eq!(json["id"], sample_trace().tool_calls[0].id);
+        assert_eq!(json["result"], json!({"status": "delayed"}));
+        assert_eq!(json["status"], "ok");
+        assert_eq!(json["duration_ms"], 3);
+        assert_eq!(json["record"]["durationMs"], 3);
         assert_eq!(event.kind(), "tool_end");
         let token: AgentEvent =
             serde_json::from_str(r#"{"type":"llm_token","token":"Hi"}"#).expect("parse");

@@ -4,7 +4,8 @@
 //! `decode` reads an event back from JSON without buffering it first (the
 //! browser decodes every event of a conversation's stream).
 
-use serde::Serialize;
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 mod decode;
@@ -79,26 +80,95 @@ pub enum AgentEvent {
     Resync { reason: String },
 }
 
-/// A tool call began. `record` is the call's timeline entry as the engine
-/// keeps it (status `running`): clients upsert it by id.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A tool call began: `record` is the call's timeline entry as the engine
+/// keeps it (status `running`), which clients upsert by id.
+///
+/// Serialised with the documented `tool`, `args` and `id` beside it, read
+/// from the record: the event holds the call's input once. A turn's events
+/// wait in the conversation's replay buffer, and a tool's input and output
+/// as `Value` trees are most of what they hold (BENCHMARKS.md, round 14).
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolStart {
-    pub tool: String,
-    pub args: Value,
-    pub id: String,
     pub record: ToolCallRecord,
 }
 
-/// A tool call finished; `result` is what the model sees. `record` is the
-/// finished timeline entry, to upsert by id.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+impl ToolStart {
+    /// The tool's name.
+    pub fn tool(&self) -> &str {
+        &self.record.name
+    }
+
+    /// The call's arguments.
+    pub fn args(&self) -> &Value {
+        &self.record.input
+    }
+
+    /// The tool-call id.
+    pub fn id(&self) -> &str {
+        &self.record.id
+    }
+}
+
+impl Serialize for ToolStart {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut event = serializer.serialize_struct("ToolStart", 4)?;
+        event.serialize_field("tool", self.tool())?;
+        event.serialize_field("args", self.args())?;
+        event.serialize_field("id", self.id())?;
+        event.serialize_field("record", &self.record)?;
+        event.end()
+    }
+}
+
+/// A tool call finished: `record` is the finished timeline entry, which
+/// clients upsert by id.
+///
+/// Serialised with the documented `tool`, `id`, `result` (what the model
+/// saw), `status` and `duration_ms` beside it, read from the record, as
+/// [`ToolStart`] is.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolEnd {
-    pub tool: String,
-    pub id: String,
-    pub result: Value,
-    pub status: ToolCallStatus,
-    pub duration_ms: u64,
     pub record: ToolCallRecord,
+}
+
+impl ToolEnd {
+    /// The tool's name.
+    pub fn tool(&self) -> &str {
+        &self.record.name
+    }
+
+    /// The tool-call id.
+    pub fn id(&self) -> &str {
+        &self.record.id
+    }
+
+    /// What the model saw.
+    pub fn result(&self) -> &Value {
+        &self.record.output
+    }
+
+    /// How the call ended.
+    pub fn status(&self) -> ToolCallStatus {
+        self.record.status
+    }
+
+    /// How long the call took.
+    pub fn duration_ms(&self) -> u64 {
+        self.record.duration_ms.unwrap_or_default()
+    }
+}
+
+impl Serialize for ToolEnd {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut event = serializer.serialize_struct("ToolEnd", 6)?;
+        event.serialize_field("tool", self.tool())?;
+        event.serialize_field("id", self.id())?;
+        event.serialize_field("result", self.result())?;
+        event.serialize_field("status", &self.status())?;
+        event.serialize_field("duration_ms", &self.duration_ms())?;
+        event.serialize_field("record", &self.record)?;
+        event.end()
+    }
 }
 
 /// A sensitive call paused the turn until a supervisor decides.

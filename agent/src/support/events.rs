@@ -88,20 +88,8 @@ impl Observer<SupportState> for EventSink {
                 token: String::new(),
                 reasoning_token: Some(text),
             },
-            Progress::ToolStarted(record) => AgentEvent::ToolStart(Box::new(ToolStart {
-                tool: record.name.clone(),
-                args: record.input.clone(),
-                id: record.id.clone(),
-                record,
-            })),
-            Progress::ToolFinished(record) => AgentEvent::ToolEnd(Box::new(ToolEnd {
-                tool: record.name.clone(),
-                id: record.id.clone(),
-                result: record.output.clone(),
-                status: record.status,
-                duration_ms: record.duration_ms.unwrap_or_default(),
-                record,
-            })),
+            Progress::ToolStarted(record) => AgentEvent::ToolStart(Box::new(ToolStart { record })),
+            Progress::ToolFinished(record) => AgentEvent::ToolEnd(Box::new(ToolEnd { record })),
         };
         self.emit(event);
     }

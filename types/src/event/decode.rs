@@ -105,24 +105,9 @@ fn fields<'de, A: MapAccess<'de>>(kind: Kind, mut map: A) -> Result<AgentEvent, 
             reasoning_token = None,
         }),
         Kind::NodeEnd => event!(NodeEnd { node }),
-        Kind::ToolStart => event!(
-            box ToolStart {
-                tool,
-                args,
-                id,
-                record,
-            }
-        ),
-        Kind::ToolEnd => event!(
-            box ToolEnd {
-                tool,
-                id,
-                result,
-                status,
-                duration_ms,
-                record,
-            }
-        ),
+        // The fields beside the record are read from it (`ToolStart`).
+        Kind::ToolStart => event!(box ToolStart { record }),
+        Kind::ToolEnd => event!(box ToolEnd { record }),
         Kind::ApprovalRequired => event!(box ApprovalRequired {
             tool,
             args,
@@ -413,20 +398,8 @@ mod tests {
             AgentEvent::NodeEnd {
                 node: "agent".into(),
             },
-            AgentEvent::ToolStart(Box::new(ToolStart {
-                tool: "order_query".into(),
-                args: json!({"order_id": "ORD-123"}),
-                id: "call_1".into(),
-                record: record(),
-            })),
-            AgentEvent::ToolEnd(Box::new(ToolEnd {
-                tool: "order_query".into(),
-                id: "call_1".into(),
-                result: json!({"status": "shipped"}),
-                status: ToolCallStatus::Ok,
-                duration_ms: 4,
-                record: record(),
-            })),
+            AgentEvent::ToolStart(Box::new(ToolStart { record: record() })),
+            AgentEvent::ToolEnd(Box::new(ToolEnd { record: record() })),
             AgentEvent::ApprovalRequired(Box::new(ApprovalRequired {
                 tool: "create_ticket".into(),
                 args: json!({"category": "refund"}),

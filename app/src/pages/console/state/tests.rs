@@ -131,23 +131,11 @@ fn token(text: &str) -> AgentEvent {
 }
 
 fn tool_start(record: ToolCallRecord) -> AgentEvent {
-    AgentEvent::ToolStart(Box::new(aics_types::ToolStart {
-        tool: record.name.clone(),
-        args: record.input.clone(),
-        id: record.id.clone(),
-        record,
-    }))
+    AgentEvent::ToolStart(Box::new(aics_types::ToolStart { record }))
 }
 
 fn tool_end(record: ToolCallRecord) -> AgentEvent {
-    AgentEvent::ToolEnd(Box::new(aics_types::ToolEnd {
-        tool: record.name.clone(),
-        id: record.id.clone(),
-        result: record.output.clone(),
-        status: record.status,
-        duration_ms: record.duration_ms.unwrap_or_default(),
-        record,
-    }))
+    AgentEvent::ToolEnd(Box::new(aics_types::ToolEnd { record }))
 }
 
 fn approval_required(id: &str) -> AgentEvent {
