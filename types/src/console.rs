@@ -535,6 +535,15 @@ mod tests {
         assert_eq!(json["status"], "ok");
         assert_eq!(json["duration_ms"], 3);
         assert_eq!(json["record"]["durationMs"], 3);
+        let start = AgentEvent::ToolStart(Box::new(crate::ToolStart {
+            record: sample_trace().tool_calls[0].clone(),
+        }));
+        let json = serde_json::to_value(&start).expect("serialise");
+        assert_eq!(json["type"], "tool_start");
+        assert_eq!(json["tool"], "order_query");
+        assert_eq!(json["args"], sample_trace().tool_calls[0].input);
+        assert_eq!(json["id"], sample_trace().tool_calls[0].id);
+        assert_eq!(json["record"]["name"], "order_query");
         assert_eq!(event.kind(), "tool_end");
         let token: AgentEvent =
             serde_json::from_str(r#"{"type":"llm_token","token":"Hi"}"#).expect("parse");
