@@ -492,8 +492,9 @@ mod tests {
                     .await
             }));
         }
-        // Every job is queued before the first batch runs.
-        for _ in 0..500 {
+        // Every job is queued before the first batch runs (up to 5 s: the
+        // spawned callers may wait for a worker in a busy run of the suite).
+        for _ in 0..2_500 {
             if direct.writer.queue().jobs.len() == 32 {
                 break;
             }
