@@ -306,6 +306,111 @@ async fn postgres_approval_survives_a_restart(
     db.close().await;
 }
 
+/// A run ending while its conversation's next message arrives, on
+/// PostgreSQL: the message's transaction holds the conversation (its
+/// upsert) when it tries to begin a run, which waits for any change to the
+/// conversation's active run; the end must not hold that run while it
+/// waits for the conversation (runs/end.rs, LOCK_ORDER), or the database
+/// aborts one of them as a deadlock (seen in CI: a customer's message got
+/// "deadlock detected" as a turn ended on another instance).
+#[sqlx::test(migrations = false)]
+async fn postgres_a_turn_ending_as_a_message_arrives_never_deadlocks(pool: sqlx::PgPool) {
+    use aics_db::runs::{Ending, WhenHeld};
+    use aics_types::{ChatTurnTraceResult, MessageRole, RunState};
+
+    let db = suite::ready(Database::Postgres(pool.clone())).await;
+    let lease = std::time::Duration::from_secs(30);
+    for (i, cancel) in [false, true].into_iter().enumerate() {
+        let (run, session) = (format!("g-lock-{i}"), format!("s-lock-{i}"));
+        db.begin_turn(&run, &session, "me", lease, "hi", "hi", 20, WhenHeld::Keep)
+            .await
+            .expect("begin")
+            .started()
+            .expect("started");
+        // The next message's transaction, up to its run's insert: the
+        // conversation's row is held (as the upsert holds it).
+        let mut message = pool.begin().await.expect("a transaction");
+        sqlx::query("UPDATE conversations SET updated_at = now() WHERE session_id = $1")
+            .bind(&session)
+            .execute(&mut *message)
+            .await
+            .expect("the conversation's row");
+        // The run ends (or is cancelled) meanwhile, and waits for the row.
+        let ending = {
+            let (db, run, session) = (db.clone(), run.clone(), session.clone());
+            tokio::spawn(async move {
+                let trace = ChatTurnTraceResult {
+                    graph_execution_id: run,
+                    session_id: session,
+                    reply: "done".into(),
+                    ..Default::default()
+                };
+                if cancel {
+                    db.cancel_run(&trace, "supervisor", "stopped")
+                        .await
+                        .map(|cancelled| assert!(cancelled.is_some()))
+                } else {
+                    db.end_run(
+                        "me",
+                        &trace,
+                        Ending {
+                            state: RunState::Finished,
+                            message: Some((MessageRole::Assistant, "done")),
+                            note: None,
+                        },
+                    )
+                    .await
+                    .map(|_| ())
+                }
+            })
+        };
+        let mut waiting = false;
+        for _ in 0..500 {
+            let (n,): (i64,) = sqlx::query_as(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+            .fetch_one(&pool)
+            .await
+            .expect("activity");
+            if n > 0 {
+                waiting = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(waiting, "the end never waited for the conversation");
+        // The message's run: the conversation's run is still active, so
+        // it is refused at once, not held up behind the ending run.
+        let inserted = sqlx::query(
+            "INSERT INTO runs (graph_execution_id, session_id, state, lease_owner, \
+             lease_expires_at, attempts, created_at, updated_at) \
+             VALUES ($1, $2, 'running', 'other', now(), 1, now(), now()) ON CONFLICT DO NOTHING",
+        )
+        .bind(format!("{run}-next"))
+        .bind(&session)
+        .execute(&mut *message)
+        .await
+        .expect("no deadlock for the message")
+        .rows_affected();
+        assert_eq!(inserted, 0, "the turn still ran");
+        message.rollback().await.expect("rollback");
+        ending
+            .await
+            .expect("the ending task")
+            .expect("no deadlock for the ending run");
+        let state = db.run(&run).await.expect("read").expect("run").state;
+        assert_eq!(
+            state,
+            if cancel {
+                RunState::Cancelled
+            } else {
+                RunState::Finished
+            }
+        );
+    }
+}
+
 #[tokio::test]
 async fn connect_rejects_other_urls() {
     let err = Database::connect("mysql://root:secret@localhost/x")

@@ -23,6 +23,15 @@ pub struct Ending<'a> {
     pub note: Option<&'a str>,
 }
 
+/// LOCK_ORDER: a transaction that writes both a conversation's row and
+/// one of its runs takes the conversation's first, as a turn's beginning
+/// does (`begin.rs`: the conversation's row, then the run's insert, which
+/// waits for any other change to the conversation's active run). On
+/// PostgreSQL the other order deadlocks with a message arriving as the
+/// turn ends: the end held the run and waited for the conversation, the
+/// beginning held the conversation and waited for the run. (SQLite has
+/// one writer at a time: no order to keep.)
+
 /// The run's end, when `$2` still owns it.
 const END_RUN: &str = "UPDATE runs SET state = $3, note = $4, lease_owner = NULL, \
      lease_expires_at = NULL, updated_at = $5 \
@@ -77,19 +86,8 @@ impl Database {
             }
             Self::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
-                let ended = sqlx::query(END_RUN)
-                    .bind(id)
-                    .bind(owner)
-                    .bind(ending.state.as_str())
-                    .bind(ending.note)
-                    .bind(now())
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                if ended == 0 {
-                    return Err(DbError::LeaseLost(id.clone()));
-                }
-                save_turn!(&mut *tx, trace);
+                // The conversation first, then the run (LOCK_ORDER): the
+                // message is appended before the run is ended.
                 let row = match ending.message {
                     Some((role, text)) => Some(append_message!(
                         &mut *tx,
@@ -100,6 +98,20 @@ impl Database {
                     )),
                     None => None,
                 };
+                let ended = sqlx::query(END_RUN)
+                    .bind(id)
+                    .bind(owner)
+                    .bind(ending.state.as_str())
+                    .bind(ending.note)
+                    .bind(now())
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if ended == 0 {
+                    // Dropping the transaction rolls the message back.
+                    return Err(DbError::LeaseLost(id.clone()));
+                }
+                save_turn!(&mut *tx, trace);
                 tx.commit().await?;
                 row.map(ChatMessage::try_from).transpose()
             }
@@ -172,6 +184,15 @@ impl Database {
         let at = now();
         let cancelled_calls = with_pool!(self, pool => {
             let mut tx = pool.begin().await?;
+            // The conversation first, then the run (LOCK_ORDER): the note
+            // is appended before the run is cancelled.
+            append_message!(
+                &mut *tx,
+                &trace.session_id,
+                MessageRole::System,
+                note,
+                Some(id.as_str())
+            );
             let cancelled = sqlx::query(
                 "UPDATE runs SET state = 'cancelled', note = $2, ended_by = $3, \
                  lease_owner = NULL, lease_expires_at = NULL, updated_at = $4 \
@@ -199,13 +220,6 @@ impl Database {
             .fetch_all(&mut *tx)
             .await?;
             save_turn!(&mut *tx, trace);
-            append_message!(
-                &mut *tx,
-                &trace.session_id,
-                MessageRole::System,
-                note,
-                Some(id.as_str())
-            );
             tx.commit().await?;
             calls.into_iter().map(|(c,)| c).collect::<Vec<_>>()
         });
