@@ -23,14 +23,14 @@ pub struct Ending<'a> {
     pub note: Option<&'a str>,
 }
 
-/// LOCK_ORDER: a transaction that writes both a conversation's row and
-/// one of its runs takes the conversation's first, as a turn's beginning
-/// does (`begin.rs`: the conversation's row, then the run's insert, which
-/// waits for any other change to the conversation's active run). On
-/// PostgreSQL the other order deadlocks with a message arriving as the
-/// turn ends: the end held the run and waited for the conversation, the
-/// beginning held the conversation and waited for the run. (SQLite has
-/// one writer at a time: no order to keep.)
+// LOCK_ORDER: a transaction that writes both a conversation's row and
+// one of its runs takes the conversation's first, as a turn's beginning
+// does (`begin.rs`: the conversation's row, then the run's insert, which
+// waits for any other change to the conversation's active run). On
+// PostgreSQL the other order deadlocks with a message arriving as the
+// turn ends: the end held the run and waited for the conversation, the
+// beginning held the conversation and waited for the run. (SQLite has
+// one writer at a time: no order to keep.)
 
 /// The run's end, when `$2` still owns it.
 const END_RUN: &str = "UPDATE runs SET state = $3, note = $4, lease_owner = NULL, \
