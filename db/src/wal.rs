@@ -102,25 +102,26 @@ pub(crate) fn start(options: SqliteConnectOptions, sqlite: Sqlite) {
                     break;
                 }
             }
-            let direct = match sqlite.direct() {
-                Ok(direct) => direct,
-                Err(e) => {
-                    tracing::debug!(error = %e, "a WAL rewind failed; the next pass tries again");
-                    continue;
-                }
-            };
             let started = std::time::Instant::now();
-            match direct.rewind_log().await {
-                Ok(true) => {
+            // `Some(rewinds so far)` when this rewind took.
+            let rewound = match sqlite.direct() {
+                Ok(direct) => direct
+                    .rewind_log()
+                    .await
+                    .map(|done| done.then(|| direct.rewinds())),
+                Err(e) => Err(e),
+            };
+            match rewound {
+                Ok(Some(rewinds)) => {
                     rewound_at = Some(log);
                     tracing::debug!(
                         ms = started.elapsed().as_secs_f64() * 1000.0,
                         pages = log,
-                        rewinds = direct.rewinds(),
+                        rewinds,
                         "the log was rewound"
                     );
                 }
-                Ok(false) => {
+                Ok(None) => {
                     tracing::debug!("a sqlx connection held the old WAL; the next pass rewinds it")
                 }
                 Err(e) => {
