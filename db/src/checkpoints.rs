@@ -1,7 +1,11 @@
 //! Checkpoints: the graph state after every node of every run, and
 //! [`SqlCheckpointer`], the engine's [`Checkpointer`] on this database,
 //! writing through the group-commit writer ([`crate::group_commit`]). How
-//! a state is stored (compressed on SQLite) is [`crate::packed`].
+//! a state is stored (compressed on SQLite) is [`crate::packed`]; on
+//! SQLite a state may be stored on its parent's (`crate::parents`), and
+//! the readers here read such a row with the chain of rows it rests on.
+
+use std::collections::HashMap;
 
 use aics_graph::{Checkpoint, CheckpointError, Checkpointer, Interrupt, Name};
 use aics_types::{CheckpointView, Timestamp};
@@ -10,7 +14,7 @@ use serde_json::value::RawValue;
 use sqlx::types::Json;
 
 use crate::group_commit::{GroupCommit, WriterStats};
-use crate::packed::Unpacked;
+use crate::packed::{StateColumn, TAG_ON_PARENT};
 use crate::{Database, DbError};
 
 #[derive(sqlx::FromRow)]
@@ -22,14 +26,19 @@ struct CheckpointRow {
     node: String,
     next_node: Option<String>,
     path: Json<Vec<String>>,
-    state: Unpacked<Box<RawValue>>,
+    state: StateColumn,
     pending_interrupts: Json<Vec<Interrupt>>,
     created_at: Timestamp,
 }
 
-impl TryFrom<CheckpointRow> for Checkpoint {
-    type Error = DbError;
-    fn try_from(r: CheckpointRow) -> Result<Self, DbError> {
+impl CheckpointRow {
+    /// The checkpoint, its state read with `parent` (its parent's state)
+    /// when it was stored on it.
+    fn into_checkpoint(self, parent: Option<&str>) -> Result<Checkpoint, DbError> {
+        let r = self;
+        let state: Box<RawValue> = r.state.with_parent(parent).map_err(|e| {
+            DbError::Corrupt(format!("the state of checkpoint {}: {e}", r.checkpoint_id))
+        })?;
         Ok(Checkpoint {
             step: u32::try_from(r.step)
                 .map_err(|_| DbError::Corrupt(format!("checkpoint step {}", r.step)))?,
@@ -39,7 +48,7 @@ impl TryFrom<CheckpointRow> for Checkpoint {
             node: r.node.into(),
             next: r.next_node.map(Name::from),
             path: r.path.0.into_iter().map(Name::from).collect(),
-            state: r.state.0.into(),
+            state: state.into(),
             pending_interrupts: r.pending_interrupts.0,
             created_at: r.created_at,
         })
@@ -48,6 +57,10 @@ impl TryFrom<CheckpointRow> for Checkpoint {
 
 const COLUMNS: &str = "thread_id, checkpoint_id, parent_id, step, node, next_node, path, state, \
      pending_interrupts, created_at";
+
+/// The longest chain of rows a read follows (`crate::parents` writes
+/// shorter ones); a longer one is damage.
+const CHAIN_LIMIT: u32 = 64;
 
 impl Database {
     /// Saves a checkpoint now, on its own; saving the same checkpoint id
@@ -62,7 +75,9 @@ impl Database {
     /// else (approvals, tickets, turns) keeps a full synchronous commit.
     #[tracing::instrument(skip_all, fields(thread_id = %cp.thread_id, step = cp.step, node = %cp.node))]
     pub async fn put_checkpoint(&self, cp: &Checkpoint) -> Result<(), DbError> {
-        crate::group_commit::insert(self, &[cp]).await
+        crate::group_commit::insert(self, &[cp], None)
+            .await
+            .map(drop)
     }
 
     /// The newest checkpoint of a run.
@@ -76,7 +91,10 @@ impl Database {
             .bind(thread_id)
             .fetch_optional(pool)
             .await?);
-        row.map(Checkpoint::try_from).transpose()
+        match row {
+            Some(row) => self.read_row(row).await.map(Some),
+            None => Ok(None),
+        }
     }
 
     /// One checkpoint of a run.
@@ -97,7 +115,61 @@ impl Database {
             .bind(checkpoint_id)
             .fetch_optional(pool)
             .await?);
-        row.map(Checkpoint::try_from).transpose()
+        match row {
+            Some(row) => self.read_row(row).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A row as a checkpoint, with the states it is stored on when it is.
+    async fn read_row(&self, row: CheckpointRow) -> Result<Checkpoint, DbError> {
+        let parent = match (&row.state, &row.parent_id) {
+            (StateColumn::OnParent(_), Some(parent_id)) => {
+                Some(self.state_text(&row.thread_id, parent_id).await?)
+            }
+            _ => None,
+        };
+        row.into_checkpoint(parent.as_deref())
+    }
+
+    /// The state of one checkpoint as JSON text, read through the chain
+    /// of rows it is stored on (SQLite: `crate::parents`), in one query.
+    async fn state_text(&self, thread_id: &str, checkpoint_id: &str) -> Result<String, DbError> {
+        let broken = || {
+            DbError::Corrupt(format!(
+                "the state of checkpoint {checkpoint_id} rests on a row that is missing"
+            ))
+        };
+        let Database::Sqlite(sqlite) = self else {
+            // PostgreSQL stores every state whole.
+            let cp = Box::pin(self.checkpoint(thread_id, checkpoint_id)).await?;
+            return cp.map(|cp| cp.state.get().to_owned()).ok_or_else(broken);
+        };
+        // Newest first: the row, its parent while the row rests on it, …
+        let sql = format!(
+            "WITH RECURSIVE chain(depth, parent_id, state) AS ( \
+                 SELECT 0, parent_id, state FROM checkpoints \
+                 WHERE thread_id = $1 AND checkpoint_id = $2 \
+                 UNION ALL \
+                 SELECT chain.depth + 1, c.parent_id, c.state FROM chain \
+                 JOIN checkpoints c ON c.thread_id = $1 AND c.checkpoint_id = chain.parent_id \
+                 WHERE chain.depth < $3 AND substr(chain.state, 1, 1) = x'{TAG_ON_PARENT:02x}' \
+             ) SELECT state FROM chain ORDER BY depth DESC"
+        );
+        let chain: Vec<StateColumn> = sqlx::query_scalar(&sql)
+            .bind(thread_id)
+            .bind(checkpoint_id)
+            .bind(CHAIN_LIMIT)
+            .fetch_all(sqlite.pool())
+            .await?;
+        let mut text: Option<String> = None;
+        for state in chain {
+            let state = state.with_parent(text.as_deref()).map_err(|e| {
+                DbError::Corrupt(format!("the state of checkpoint {checkpoint_id}: {e}"))
+            })?;
+            text = Some(String::from(Box::<str>::from(state)));
+        }
+        text.ok_or_else(broken)
     }
 
     /// Every checkpoint of a run, oldest first.
@@ -109,7 +181,23 @@ impl Database {
             .bind(thread_id)
             .fetch_all(pool)
             .await?);
-        rows.into_iter().map(Checkpoint::try_from).collect()
+        // A parent comes before the rows stored on it, so each row's is
+        // usually at hand.
+        let mut read: Vec<Checkpoint> = Vec::with_capacity(rows.len());
+        let mut at: HashMap<String, usize> = HashMap::with_capacity(rows.len());
+        for row in rows {
+            let parent = match (&row.state, &row.parent_id) {
+                (StateColumn::OnParent(_), Some(parent_id)) => Some(match at.get(parent_id) {
+                    Some(&i) => read[i].state.get().to_owned(),
+                    None => self.state_text(&row.thread_id, parent_id).await?,
+                }),
+                _ => None,
+            };
+            let cp = row.into_checkpoint(parent.as_deref())?;
+            at.insert(cp.checkpoint_id.clone(), read.len());
+            read.push(cp);
+        }
+        Ok(read)
     }
 
     /// A run's checkpoints as the trace view shows them.

@@ -23,6 +23,10 @@
 //! (`crate::direct`), which may share its commit further, with the turns'
 //! starts and ends queued at the same moment.
 //!
+//! On SQLite the writer also stores each state on its parent's where it
+//! can (`crate::parents`), remembering each run's last committed state
+//! before it answers that run's caller, whose next checkpoint follows it.
+//!
 //! A failed batch is retried caller by caller, so one caller's bad row (say
 //! a state PostgreSQL's `jsonb` refuses) fails that caller alone. Each
 //! caller's rows are written all or none, in the order given.
@@ -36,6 +40,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::direct::{json, prepare, ts};
 use crate::packed::Packed;
+use crate::parents::Parents;
 use crate::{Database, DbError};
 
 /// Rows per INSERT statement on PostgreSQL: 10 parameters each, far below
@@ -84,6 +89,8 @@ pub(crate) struct GroupCommit {
     /// directly.
     slot: Arc<tokio::sync::Mutex<()>>,
     counters: Arc<Counters>,
+    /// The states the next checkpoints are stored on (SQLite).
+    parents: Arc<Parents>,
 }
 
 impl std::fmt::Debug for GroupCommit {
@@ -102,6 +109,7 @@ impl GroupCommit {
             queue: Arc::default(),
             slot: Arc::default(),
             counters: Arc::default(),
+            parents: Arc::default(),
         }
     }
 
@@ -126,10 +134,11 @@ impl GroupCommit {
                 self.counters.direct.fetch_add(1, Ordering::Relaxed);
                 self.counters.batches.fetch_add(1, Ordering::Relaxed);
                 let all: Vec<&Checkpoint> = rows.iter().collect();
-                insert(&self.db, &all).await?;
+                let depths = insert(&self.db, &all, Some(&self.parents)).await?;
                 self.counters
                     .rows
                     .fetch_add(rows.len() as u64, Ordering::Relaxed);
+                remember(&self.parents, rows, depths);
                 return Ok(());
             }
         }
@@ -165,6 +174,7 @@ impl GroupCommit {
             rx,
             self.slot.clone(),
             self.counters.clone(),
+            self.parents.clone(),
         ));
         *queue = Some(tx);
     }
@@ -176,6 +186,7 @@ async fn run(
     mut queue: mpsc::UnboundedReceiver<Job>,
     slot: Arc<tokio::sync::Mutex<()>>,
     counters: Arc<Counters>,
+    parents: Arc<Parents>,
 ) {
     let mut batch: Vec<Job> = Vec::new();
     while let Some(first) = queue.recv().await {
@@ -196,9 +207,11 @@ async fn run(
         counters.queued.fetch_sub(batch.len(), Ordering::AcqRel);
         counters.batches.fetch_add(1, Ordering::Relaxed);
         let all: Vec<&Checkpoint> = batch.iter().flat_map(|j| &j.rows).collect();
-        match insert(&db, &all).await {
-            Ok(()) => {
+        match insert(&db, &all, Some(&parents)).await {
+            Ok(depths) => {
                 counters.rows.fetch_add(rows as u64, Ordering::Relaxed);
+                let rows = batch.iter_mut().flat_map(|j| std::mem::take(&mut j.rows));
+                remember(&parents, rows, depths);
                 for job in batch.drain(..) {
                     let _ = job.done.send(Ok(()));
                 }
@@ -213,16 +226,26 @@ async fn run(
                 for job in batch.drain(..) {
                     counters.batches.fetch_add(1, Ordering::Relaxed);
                     let rows: Vec<&Checkpoint> = job.rows.iter().collect();
-                    let result = insert(&db, &rows).await;
-                    if result.is_ok() {
+                    let result = insert(&db, &rows, Some(&parents)).await;
+                    let result = result.map(|depths| {
                         counters
                             .rows
-                            .fetch_add(rows.len() as u64, Ordering::Relaxed);
-                    }
+                            .fetch_add(job.rows.len() as u64, Ordering::Relaxed);
+                        remember(&parents, job.rows, depths);
+                    });
                     let _ = job.done.send(result);
                 }
             }
         }
+    }
+}
+
+/// Tells `parents` what a write committed: its rows, with the depths
+/// [`insert`] gave them (none on PostgreSQL, which stores every state
+/// whole).
+fn remember(parents: &Parents, rows: impl IntoIterator<Item = Checkpoint>, depths: Vec<u32>) {
+    if !depths.is_empty() {
+        parents.committed(rows.into_iter().zip(depths));
     }
 }
 
@@ -253,17 +276,35 @@ const INSERT_ONE: &str = concat!(
 /// changes nothing.
 ///
 /// On SQLite the rows are encoded first (the states compressed,
-/// [`crate::packed`]), then written on the direct
-/// connection in the caller's thread. On PostgreSQL the transaction
-/// commits with `synchronous_commit = off` (crate docs, "Durability").
-pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), DbError> {
+/// [`crate::packed`], on their parents' where `parents` knows them), then
+/// written on the direct connection in the caller's thread; the answer is
+/// each row's depth in its chain, for [`Parents::committed`]. On
+/// PostgreSQL the transaction commits with `synchronous_commit = off`
+/// (crate docs, "Durability"), and the answer is empty.
+pub(crate) async fn insert(
+    db: &Database,
+    rows: &[&Checkpoint],
+    parents: Option<&Parents>,
+) -> Result<Vec<u32>, DbError> {
     match db {
         Database::Sqlite(sqlite) => {
+            let (states, depths): (Vec<_>, Vec<_>) = match parents {
+                Some(parents) => parents
+                    .pack(rows)
+                    .into_iter()
+                    .map(|stored| (stored.value, stored.depth))
+                    .unzip(),
+                None => rows
+                    .iter()
+                    .map(|cp| (Packed::of(cp.state.get()).into_value(), 0))
+                    .unzip(),
+            };
             // Each row's values, owned: the write may run in another
             // caller's transaction (crate::direct's writer).
             let encoded = rows
                 .iter()
-                .map(|cp| {
+                .zip(states)
+                .map(|(cp, state)| {
                     Ok((
                         [
                             cp.thread_id.as_str().to_owned(),
@@ -275,7 +316,7 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
                         ],
                         [cp.parent_id.clone(), cp.next.as_deref().map(str::to_owned)],
                         cp.step,
-                        Packed::of(cp.state.get()).into_value(),
+                        state,
                     ))
                 })
                 .collect::<Result<Vec<_>, DbError>>()?;
@@ -292,7 +333,8 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
                     }
                     Ok(())
                 })
-                .await
+                .await?;
+            Ok(depths)
         }
         Database::Postgres(pool) => {
             let mut tx = pool.begin().await?;
@@ -317,7 +359,7 @@ pub(crate) async fn insert(db: &Database, rows: &[&Checkpoint]) -> Result<(), Db
                 query.build().execute(&mut *tx).await?;
             }
             tx.commit().await?;
-            Ok(())
+            Ok(Vec::new())
         }
     }
 }

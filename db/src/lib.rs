@@ -151,6 +151,7 @@ pub mod handling;
 pub mod memories;
 pub mod overview;
 mod packed;
+mod parents;
 pub mod passwords;
 pub mod relay;
 pub mod replays;

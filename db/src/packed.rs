@@ -21,6 +21,16 @@
 //! PostgreSQL stores both as `jsonb`, which the server compresses itself
 //! once a value passes about 2 KB (TOAST).
 //!
+//! A checkpoint's state is usually its parent's plus a little: a node
+//! appends a message or a tool's record. So the group-commit writer
+//! compresses it with its parent's state as LZ4's dictionary when it has
+//! that text at hand ([`Packed::on_parent`], tag [`TAG_ON_PARENT`]): the
+//! row then holds little more than what the node changed, a quarter of
+//! the bytes of the state compressed alone (BENCHMARKS.md, round 16). Such
+//! a row is read with its parent's state ([`unpack_on_parent`]), which may
+//! itself be stored on its own parent: `crate::checkpoints` reads the
+//! chain, which the writer keeps short.
+//!
 //! Reading back is checked: a blob that does not decompress, bytes that
 //! are not UTF-8, or text that is not the JSON expected is a corrupt row
 //! ([`crate::DbError::Corrupt`] through sqlx's column-decode error), never
@@ -28,6 +38,7 @@
 
 use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use sqlx::error::BoxDynError;
 use sqlx::postgres::{PgTypeInfo, PgValueRef};
 use sqlx::sqlite::{SqliteTypeInfo, SqliteValueRef};
@@ -37,8 +48,12 @@ use sqlx::{Decode, Postgres, Sqlite, Type};
 /// The first byte of compressed text. JSON begins with `{`, `[` or
 /// whitespace, never with a control character.
 const TAG: u8 = 0x01;
+/// The first byte of a state compressed with its parent's as dictionary.
+pub(crate) const TAG_ON_PARENT: u8 = 0x02;
 /// Tag and length.
 const HEADER: usize = 5;
+/// Tag, length and the length of the start shared with the parent.
+const HEADER_ON_PARENT: usize = 9;
 /// Text shorter than this stays text: LZ4 finds little to share in a few
 /// hundred bytes, and the text stays readable with the `sqlite3` shell.
 const MIN_COMPRESSED: usize = 256;
@@ -73,6 +88,45 @@ impl<'a> Packed<'a> {
         }
     }
 
+    /// The stored form of `text` given `parent`, the text it grew from:
+    /// the length of the start they share, and the rest compressed with
+    /// `parent` as dictionary (of which LZ4 sees the last 64 KB: a long
+    /// state changes near its end, past a start it shares). Read back with
+    /// [`unpack_on_parent`] and that same parent. Text that gains nothing
+    /// is stored as [`Packed::of`] would.
+    pub(crate) fn on_parent(text: &'a str, parent: &str) -> Self {
+        let (Ok(len), Ok(shared)) = (
+            u32::try_from(text.len()),
+            u32::try_from(shared_start(text.as_bytes(), parent.as_bytes())),
+        ) else {
+            return Self::Text(text);
+        };
+        let rest = &text.as_bytes()[shared as usize..];
+        let mut out = Vec::with_capacity(
+            HEADER_ON_PARENT + lz4_flex::block::get_maximum_output_size(rest.len()),
+        );
+        out.push(TAG_ON_PARENT);
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&shared.to_le_bytes());
+        out.resize(out.capacity(), 0);
+        match lz4_flex::block::compress_into_with_dict(
+            rest,
+            &mut out[HEADER_ON_PARENT..],
+            parent.as_bytes(),
+        ) {
+            Ok(n) if HEADER_ON_PARENT + n < text.len() => {
+                out.truncate(HEADER_ON_PARENT + n);
+                Self::Lz4(out)
+            }
+            _ => Self::of(text),
+        }
+    }
+
+    /// Whether this is a state stored on its parent's.
+    pub(crate) fn is_on_parent(&self) -> bool {
+        matches!(self, Self::Lz4(bytes) if needs_parent(bytes))
+    }
+
     /// The value, owned (for a write that may run after its caller's
     /// borrow ends: crate::direct's writer).
     pub(crate) fn into_value(self) -> rusqlite::types::Value {
@@ -101,28 +155,84 @@ impl ToSql for Packed<'_> {
     }
 }
 
-/// The text of what [`Packed`] stored (or of any UTF-8 text).
+/// The text of what [`Packed`] stored (or of any UTF-8 text), except a
+/// state stored on its parent's ([`needs_parent`]).
 pub(crate) fn unpack(bytes: &[u8]) -> Result<String, BoxDynError> {
     match bytes.split_first() {
         Some((&TAG, rest)) => {
             let (len, block) = rest
                 .split_first_chunk::<4>()
                 .ok_or("compressed JSON without its length")?;
-            let len = u32::from_le_bytes(*len) as usize;
-            // LZ4 expands at most 255-fold: a larger length is damage,
-            // not a reason to allocate it.
-            if len > block.len().saturating_mul(255) {
-                return Err(format!("compressed JSON claims {len} bytes").into());
-            }
-            let mut out = vec![0; len];
-            let n = lz4_flex::block::decompress_into(block, &mut out)?;
-            if n != len {
-                return Err(format!("compressed JSON of {n} bytes, not {len}").into());
-            }
-            Ok(String::from_utf8(out)?)
+            String::from_utf8(decompress(
+                u32::from_le_bytes(*len) as usize,
+                b"",
+                block,
+                b"",
+            )?)
+            .map_err(Into::into)
         }
+        Some((&TAG_ON_PARENT, _)) => Err("a state stored on its parent's, read alone".into()),
         _ => Ok(std::str::from_utf8(bytes)?.to_owned()),
     }
+}
+
+/// Whether `bytes` are a state stored on its parent's
+/// ([`Packed::on_parent`]).
+pub(crate) fn needs_parent(bytes: &[u8]) -> bool {
+    bytes.first() == Some(&TAG_ON_PARENT)
+}
+
+/// The text of a state [`Packed::on_parent`] stored, given its parent's.
+pub(crate) fn unpack_on_parent(bytes: &[u8], parent: &str) -> Result<String, BoxDynError> {
+    let Some((&TAG_ON_PARENT, rest)) = bytes.split_first() else {
+        return unpack(bytes);
+    };
+    let (len, rest) = rest
+        .split_first_chunk::<4>()
+        .ok_or("a state on its parent's without its length")?;
+    let (shared, block) = rest
+        .split_first_chunk::<4>()
+        .ok_or("a state on its parent's without its shared start")?;
+    let (len, shared) = (
+        u32::from_le_bytes(*len) as usize,
+        u32::from_le_bytes(*shared) as usize,
+    );
+    let parent = parent.as_bytes();
+    if shared > len || shared > parent.len() {
+        return Err(format!("a state on its parent's shares {shared} bytes of {len}").into());
+    }
+    let text = decompress(len, &parent[..shared], block, parent)?;
+    Ok(String::from_utf8(text)?)
+}
+
+/// `start` followed by the LZ4 `block` decompressed on `dict`: `len`
+/// bytes, checked.
+fn decompress(len: usize, start: &[u8], block: &[u8], dict: &[u8]) -> Result<Vec<u8>, BoxDynError> {
+    let rest = len - start.len();
+    // LZ4 expands at most 255-fold (also when it copies from a
+    // dictionary): a larger length is damage, not a reason to allocate it.
+    if rest > block.len().saturating_mul(255) {
+        return Err(format!("compressed JSON claims {len} bytes").into());
+    }
+    let mut out = vec![0; len];
+    out[..start.len()].copy_from_slice(start);
+    let n = lz4_flex::block::decompress_into_with_dict(block, &mut out[start.len()..], dict)?;
+    if n != rest {
+        return Err(format!("compressed JSON of {n} bytes, not {rest}").into());
+    }
+    Ok(out)
+}
+
+/// How many bytes `a` and `b` begin with in common.
+fn shared_start(a: &[u8], b: &[u8]) -> usize {
+    // Word by word, then byte by byte in the first word that differs.
+    let words = a.chunks_exact(16).zip(b.chunks_exact(16));
+    let same = words.take_while(|(x, y)| x == y).count() * 16;
+    same + a[same..]
+        .iter()
+        .zip(&b[same..])
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// A JSON column read back from either database as a `T`: on SQLite
@@ -168,10 +278,67 @@ impl<'r, T: DeserializeOwned> Decode<'r, Postgres> for Unpacked<T> {
     }
 }
 
+/// A checkpoint's `state` as read from either database: whole (every
+/// PostgreSQL row; on SQLite, what [`Packed::of`] wrote), or stored on its
+/// parent's state ([`Packed::on_parent`]), to be read with it
+/// ([`StateColumn::with_parent`]).
+#[derive(Debug)]
+pub(crate) enum StateColumn {
+    Whole(Box<RawValue>),
+    OnParent(Vec<u8>),
+}
+
+impl StateColumn {
+    /// The state's JSON, given its parent's when it was stored on it.
+    pub(crate) fn with_parent(self, parent: Option<&str>) -> Result<Box<RawValue>, BoxDynError> {
+        match (self, parent) {
+            (Self::Whole(state), _) => Ok(state),
+            (Self::OnParent(bytes), Some(parent)) => {
+                Ok(RawValue::from_string(unpack_on_parent(&bytes, parent)?)?)
+            }
+            (Self::OnParent(_), None) => Err("a state stored on its parent's, read alone".into()),
+        }
+    }
+}
+
+impl Type<Sqlite> for StateColumn {
+    fn type_info() -> SqliteTypeInfo {
+        <&[u8] as Type<Sqlite>>::type_info()
+    }
+    fn compatible(ty: &SqliteTypeInfo) -> bool {
+        <&[u8] as Type<Sqlite>>::compatible(ty)
+    }
+}
+
+impl<'r> Decode<'r, Sqlite> for StateColumn {
+    fn decode(value: SqliteValueRef<'r>) -> Result<Self, BoxDynError> {
+        let bytes = <&[u8] as Decode<Sqlite>>::decode(value)?;
+        if needs_parent(bytes) {
+            Ok(Self::OnParent(bytes.to_vec()))
+        } else {
+            from_sqlite(bytes).map(Self::Whole)
+        }
+    }
+}
+
+impl Type<Postgres> for StateColumn {
+    fn type_info() -> PgTypeInfo {
+        <Json<Box<RawValue>> as Type<Postgres>>::type_info()
+    }
+    fn compatible(ty: &PgTypeInfo) -> bool {
+        <Json<Box<RawValue>> as Type<Postgres>>::compatible(ty)
+    }
+}
+
+impl<'r> Decode<'r, Postgres> for StateColumn {
+    fn decode(value: PgValueRef<'r>) -> Result<Self, BoxDynError> {
+        let Json(value) = <Json<Box<RawValue>> as Decode<Postgres>>::decode(value)?;
+        Ok(Self::Whole(value))
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use serde_json::value::RawValue;
-
     use super::*;
 
     fn round_trip(text: &str) -> String {
@@ -232,6 +399,40 @@ mod tests {
         }
     }
 
+    /// A state stored on its parent's reads back with that parent, also
+    /// when the parent passes LZ4's 64 KB window, and not without it.
+    #[test]
+    fn a_state_on_its_parents_reads_back_with_it() {
+        for messages in [3, 2_000] {
+            let parent: String = (0..messages)
+                .map(|i| format!(r#"{{"role":"tool","content":"订单 ORD-{i:04} 已发货"}},"#))
+                .collect();
+            let text = format!("{parent}{}", r#"{"role":"assistant","content":"好的"}"#);
+            let stored = Packed::on_parent(&text, &parent);
+            assert!(stored.is_on_parent(), "{messages} messages");
+            assert!(stored.bytes().len() < 64, "{} bytes", stored.bytes().len());
+            assert_eq!(
+                unpack_on_parent(stored.bytes(), &parent).expect("unpacks"),
+                text
+            );
+            assert!(unpack(stored.bytes()).is_err(), "read without its parent");
+        }
+    }
+
+    /// Text that shares nothing with its parent is stored as it would be
+    /// alone.
+    #[test]
+    fn a_state_unlike_its_parent_is_stored_alone() {
+        let short = r#"{"current_step":1}"#;
+        assert!(matches!(Packed::on_parent(short, "[]"), Packed::Text(_)));
+        let text = r#"{"role":"tool","content":"订单 ORD-2024-001 已发货"},"#.repeat(20);
+        let stored = Packed::on_parent(&text, "nothing alike");
+        assert_eq!(
+            unpack_on_parent(stored.bytes(), "nothing alike").expect("unpacks"),
+            text
+        );
+    }
+
     #[test]
     fn damaged_bytes_are_an_error_not_a_panic() {
         for bytes in [
@@ -239,8 +440,12 @@ mod tests {
             &[TAG, 9, 0, 0, 0, 0xff, 0xff][..],
             &[TAG, 0xff, 0xff, 0xff, 0x7f, 0x10][..],
             &[0xc3, 0x28][..],
+            &[TAG_ON_PARENT, 9, 0, 0, 0, 0x90][..],
+            &[TAG_ON_PARENT, 9, 0, 0, 0, 4, 0, 0, 0, 0x90][..],
+            &[TAG_ON_PARENT, 1, 0, 0, 0, 4, 0, 0, 0, 0x10, b'x'][..],
         ] {
             assert!(unpack(bytes).is_err(), "{bytes:?}");
+            assert!(unpack_on_parent(bytes, "{}").is_err(), "{bytes:?}");
         }
     }
 }

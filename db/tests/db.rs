@@ -41,6 +41,7 @@ on_both_databases!(
     turns,
     checkpoints,
     large_states_read_back_as_written,
+    every_state_reads_back_however_its_run_was_written,
     approvals,
     approval_token_single_use,
     racing_decisions,
@@ -143,6 +144,86 @@ async fn sqlite_stores_large_states_compressed(pool: sqlx::SqlitePool) {
         Err(CheckpointError::Corrupt(_)) => {}
         other => panic!("a damaged state read as {other:?}"),
     }
+}
+
+/// On SQLite a checkpoint's state is stored on its parent's: a run of 40
+/// small steps takes a fraction of the bytes of its states compressed
+/// alone, no chain of rows stored on parents passes 16, and a row whose
+/// chain lost a row reads as corrupt, not as a wrong state or a panic,
+/// while the rows before it still read.
+#[sqlx::test(migrations = false)]
+async fn sqlite_stores_each_state_on_its_parents(pool: sqlx::SqlitePool) {
+    use aics_graph::{CheckpointError, Checkpointer};
+    let db = suite::ready(Database::from(pool.clone())).await;
+    let saver = aics_db::SqlCheckpointer::new(db.clone());
+    let run = suite::growing_run("r", 0, 40);
+    for cp in &run {
+        saver.put(cp).await.expect("put");
+    }
+    let rows: Vec<(String, Vec<u8>)> = sqlx::query_as(
+        "SELECT checkpoint_id, CAST(state AS BLOB) FROM checkpoints WHERE thread_id = 'r' \
+         ORDER BY seq",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("rows");
+    let on_parent: Vec<bool> = rows.iter().map(|(_, s)| s.first() == Some(&0x02)).collect();
+    assert!(!on_parent[0], "the first state has no parent");
+    assert!(
+        on_parent.iter().filter(|&&p| p).count() >= 36,
+        "{on_parent:?}"
+    );
+    let longest = on_parent
+        .split(|&p| !p)
+        .map(<[bool]>::len)
+        .max()
+        .unwrap_or(0);
+    assert!(longest < 16, "a chain of {longest} rows: {on_parent:?}");
+    let stored: usize = rows.iter().map(|(_, s)| s.len()).sum();
+    // The same states as a writer that knows no parents stores them.
+    for cp in &run {
+        db.put_checkpoint(&aics_graph::Checkpoint {
+            thread_id: "alone".into(),
+            ..cp.clone()
+        })
+        .await
+        .expect("put");
+    }
+    let (alone,): (i64,) = sqlx::query_as(
+        "SELECT sum(length(CAST(state AS BLOB))) FROM checkpoints WHERE thread_id = 'alone'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("sum");
+    assert!(
+        stored * 3 < alone as usize,
+        "{stored} bytes on parents against {alone} alone"
+    );
+
+    // A row lost from a chain (by hand: nothing deletes one).
+    let lost = rows
+        .iter()
+        .position(|(_, s)| s.first() == Some(&0x02))
+        .expect("a row on its parent");
+    sqlx::query("DELETE FROM checkpoints WHERE thread_id = 'r' AND checkpoint_id = ?")
+        .bind(&rows[lost].0)
+        .execute(&pool)
+        .await
+        .expect("delete");
+    let before = saver
+        .get("r", &rows[lost - 1].0)
+        .await
+        .expect("the row before still reads")
+        .expect("some");
+    assert_eq!(before.state, run[lost - 1].state);
+    match saver.get("r", &rows[lost + 1].0).await {
+        Err(CheckpointError::Corrupt(_)) => {}
+        other => panic!("a row whose parent is gone read as {other:?}"),
+    }
+    assert!(
+        matches!(saver.list("r").await, Err(CheckpointError::Corrupt(_))),
+        "the run's list reports the broken chain"
+    );
 }
 
 /// On SQLite a turn's trace is stored compressed whichever path writes it

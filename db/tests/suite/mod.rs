@@ -409,6 +409,72 @@ pub async fn large_states_read_back_as_written(db: Database) {
     assert_eq!(views[3].state, cps[3].state.to_value());
 }
 
+/// A run's checkpoints as a long run makes them: each state its parent's
+/// plus a message, `n` of them from `from`, each naming the one before.
+pub fn growing_run(thread: &str, from: u32, n: u32) -> Vec<Checkpoint> {
+    (from..from + n)
+        .map(|step| {
+            let parent = step.checked_sub(1).map(|p| format!("{thread}-cp{p}"));
+            let mut cp = checkpoint(thread, step, parent.as_deref(), "agent", Some("tools"));
+            let messages: Vec<Value> = (0..=step)
+                .map(|i| json!({"role": "tool", "content": format!("订单 ORD-{i:04} 已发货，顺丰 SF{}", 1_000_000 + i * 7919)}))
+                .collect();
+            cp.state = (&json!({"messages": messages, "current_step": step, "note": "\"quoted\" \\ text"})).into();
+            cp
+        })
+        .collect()
+}
+
+/// However a run's checkpoints were written (one at a time, as `sync` and
+/// `async` write them; a turn's at once, as `exit` does; by a writer that
+/// remembers the run, or by a new one after a restart), and whatever each
+/// state was stored on, every checkpoint reads back as written, and so
+/// does a fork whose first checkpoint's parent is in another run.
+pub async fn every_state_reads_back_however_its_run_was_written(db: Database) {
+    let run = growing_run("long", 0, 40);
+    let saver = SqlCheckpointer::new(db.clone());
+    for cp in &run[..20] {
+        saver.put(cp).await.expect("put");
+    }
+    saver.put_batch(run[20..30].to_vec()).await.expect("batch");
+    let restarted = SqlCheckpointer::new(db.clone());
+    let mut last = run[39].clone();
+    last.next = None;
+    for cp in run[30..39].iter().chain([&last]) {
+        restarted.put(cp).await.expect("put");
+    }
+    let mut fork = growing_run("fork", 0, 3);
+    fork[0].parent_id = Some("long-cp10".into());
+    for cp in &fork {
+        restarted.put(cp).await.expect("put");
+    }
+
+    let list = saver.list("long").await.expect("list");
+    assert_eq!(list.len(), 40);
+    for (written, read) in run.iter().zip(&list) {
+        assert_eq!(read.state, written.state, "step {}", written.step);
+    }
+    for step in [0, 1, 15, 16, 17, 29, 31, 38] {
+        let id = format!("long-cp{step}");
+        let read = saver.get("long", &id).await.expect("get").expect("some");
+        assert_eq!(read.state, run[step as usize].state, "{id}");
+    }
+    let latest = SqlCheckpointer::new(db.clone())
+        .latest("long")
+        .await
+        .expect("latest")
+        .expect("some");
+    assert_eq!(latest.state, last.state);
+    assert_eq!(latest.next, None);
+    let forked = saver.list("fork").await.expect("list");
+    assert_eq!(forked.len(), 3);
+    for (written, read) in fork.iter().zip(&forked) {
+        assert_eq!(read.state, written.state, "fork step {}", written.step);
+    }
+    let views = db.checkpoint_views("long").await.expect("views");
+    assert_eq!(views[25].state, run[25].state.to_value());
+}
+
 fn new_approval(id: &str, session: &str) -> NewApproval {
     NewApproval {
         id: id.into(),
