@@ -225,9 +225,11 @@ fn decompress(len: usize, start: &[u8], block: &[u8], dict: &[u8]) -> Result<Vec
 
 /// How many bytes `a` and `b` begin with in common.
 fn shared_start(a: &[u8], b: &[u8]) -> usize {
-    // Word by word, then byte by byte in the first word that differs.
-    let words = a.chunks_exact(16).zip(b.chunks_exact(16));
-    let same = words.take_while(|(x, y)| x == y).count() * 16;
+    // A block at a time (each compared by one `memcmp`), then byte by byte
+    // in the first block that differs.
+    const BLOCK: usize = 256;
+    let blocks = a.chunks_exact(BLOCK).zip(b.chunks_exact(BLOCK));
+    let same = blocks.take_while(|(x, y)| x == y).count() * BLOCK;
     same + a[same..]
         .iter()
         .zip(&b[same..])
@@ -417,6 +419,19 @@ mod tests {
             );
             assert!(unpack(stored.bytes()).is_err(), "read without its parent");
         }
+    }
+
+    #[test]
+    fn the_shared_start_is_counted_to_the_byte() {
+        let a: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+        for cut in [0, 1, 255, 256, 257, 511, 999] {
+            let mut b = a.clone();
+            b[cut] ^= 1;
+            assert_eq!(shared_start(&a, &b), cut);
+            assert_eq!(shared_start(&a[..cut], &b), cut);
+        }
+        assert_eq!(shared_start(&a, &a), a.len());
+        assert_eq!(shared_start(&a[..300], &a), 300);
     }
 
     /// Text that shares nothing with its parent is stored as it would be

@@ -77,26 +77,28 @@ impl std::fmt::Debug for Parents {
 
 impl Parents {
     /// The stored form of each row's state, in order: on its parent's
-    /// when that is an earlier row of `rows` or the run's last committed
-    /// row, else whole.
+    /// when that is the run's row just before in `rows` or, for the run's
+    /// first row in `rows`, its last committed one; else whole.
     pub(crate) fn pack(&self, rows: &[&Checkpoint]) -> Vec<Stored> {
         let runs = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let mut out: Vec<Stored> = Vec::with_capacity(rows.len());
+        // Each run's latest row so far in `rows`, by index.
+        let mut latest: HashMap<&str, usize> = HashMap::new();
         for (i, cp) in rows.iter().enumerate() {
-            let parent = cp.parent_id.as_deref().and_then(|parent_id| {
-                rows[..i]
-                    .iter()
-                    .zip(&out)
-                    .rev()
-                    .find(|(p, _)| p.thread_id == cp.thread_id && p.checkpoint_id == parent_id)
-                    .map(|(p, stored)| (p.state.get(), stored.depth))
-                    .or_else(|| {
-                        runs.last
-                            .get(cp.thread_id.as_str())
-                            .filter(|last| last.checkpoint_id == parent_id)
-                            .map(|last| (last.state.get(), last.depth))
-                    })
-            });
+            let thread = cp.thread_id.as_str();
+            let parent = cp
+                .parent_id
+                .as_deref()
+                .and_then(|parent_id| match latest.get(thread) {
+                    Some(&p) => (rows[p].checkpoint_id == parent_id)
+                        .then(|| (rows[p].state.get(), out[p].depth)),
+                    None => runs
+                        .last
+                        .get(thread)
+                        .filter(|last| last.checkpoint_id == parent_id)
+                        .map(|last| (last.state.get(), last.depth)),
+                });
+            latest.insert(thread, i);
             let text = cp.state.get();
             let (packed, depth) = match parent {
                 Some((parent, depth)) if depth + 1 < MAX_CHAIN => {
@@ -145,5 +147,97 @@ impl Parents {
                 runs.bytes -= old.state.get().len();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packed::unpack_on_parent;
+
+    fn row(thread: &str, step: u32, next: Option<&str>) -> Checkpoint {
+        let messages: Vec<String> = (0..=step)
+            .map(|i| format!("订单 ORD-{i:04} 已发货"))
+            .collect();
+        Checkpoint {
+            thread_id: thread.into(),
+            checkpoint_id: format!("{thread}-{step}"),
+            parent_id: step.checked_sub(1).map(|p| format!("{thread}-{p}")),
+            step,
+            node: "agent".into(),
+            next: next.map(Into::into),
+            path: Vec::new(),
+            state: (&serde_json::json!({ "messages": messages, "step": step })).into(),
+            pending_interrupts: Vec::new(),
+            created_at: chrono::Utc::now(),
+        }
+    }
+
+    fn bytes(stored: &Stored) -> &[u8] {
+        match &stored.value {
+            rusqlite::types::Value::Blob(b) => b,
+            rusqlite::types::Value::Text(t) => t.as_bytes(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Two runs interleaved in one write: each row after a run's first is
+    /// stored on the row before it in that run, and reads back with it;
+    /// once committed, each run's next write starts on its last row.
+    #[test]
+    fn interleaved_runs_are_each_stored_on_their_own_rows() {
+        let parents = Parents::default();
+        let rows: Vec<Checkpoint> = (0..6)
+            .map(|i| row(if i % 2 == 0 { "a" } else { "b" }, i / 2, Some("tools")))
+            .collect();
+        let refs: Vec<&Checkpoint> = rows.iter().collect();
+        let stored = parents.pack(&refs);
+        let depths: Vec<u32> = stored.iter().map(|s| s.depth).collect();
+        assert_eq!(depths, [0, 0, 1, 1, 2, 2]);
+        for i in 2..6 {
+            let text = unpack_on_parent(bytes(&stored[i]), rows[i - 2].state.get()).expect("reads");
+            assert_eq!(text, rows[i].state.get());
+        }
+        parents.committed(rows.into_iter().zip(depths));
+        let next = [row("a", 3, Some("tools")), row("b", 3, None)];
+        let stored = parents.pack(&[&next[0], &next[1]]);
+        assert_eq!(stored.iter().map(|s| s.depth).collect::<Vec<_>>(), [3, 3]);
+        // A run that ended is forgotten.
+        parents.committed(next.into_iter().zip([3, 3]));
+        let runs = parents.inner.lock().expect("lock");
+        assert!(runs.last.contains_key("a") && !runs.last.contains_key("b"));
+    }
+
+    /// A chain stops at [`MAX_CHAIN`], and what is remembered stays
+    /// within [`BUDGET`].
+    #[test]
+    fn chains_and_memory_are_bounded() {
+        let parents = Parents::default();
+        let mut depths = Vec::new();
+        for step in 0..40 {
+            let cp = row("long", step, Some("agent"));
+            let depth = parents.pack(&[&cp])[0].depth;
+            depths.push(depth);
+            parents.committed([(cp, depth)]);
+        }
+        assert!(depths.iter().all(|&d| d < MAX_CHAIN), "{depths:?}");
+        assert_eq!(depths.iter().filter(|&&d| d == 0).count(), 3, "{depths:?}");
+
+        let big = "x".repeat(BUDGET / 8);
+        for run in 0..32 {
+            let mut cp = row(&format!("big-{run}"), 0, Some("agent"));
+            cp.state = (&serde_json::json!({ "blob": big })).into();
+            parents.committed([(cp, 0)]);
+        }
+        let runs = parents.inner.lock().expect("lock");
+        assert!(runs.bytes <= BUDGET, "{} bytes", runs.bytes);
+        assert!(runs.last.len() < 32);
+        assert_eq!(
+            runs.bytes,
+            runs.last
+                .values()
+                .map(|l| l.state.get().len())
+                .sum::<usize>()
+        );
     }
 }
