@@ -55,8 +55,11 @@
 //!   `writer` combines the writes queued at one moment into one
 //!   transaction, each in a savepoint of its own.
 //! - `packed`: how SQLite stores the two large JSON columns a turn writes
-//!   (checkpoint states, turn traces): LZ4-compressed when that is smaller;
-//!   and the one decoder of both columns on either database.
+//!   (checkpoint states, turn traces): LZ4-compressed when that is smaller,
+//!   a checkpoint's state on its parent's when the writer has it; and the
+//!   one decoder of both columns on either database.
+//! - `parents`: which parent each checkpoint's state is stored on, and the
+//!   group-commit writer's memory of each run's last committed state.
 //! - [`relay`]: `LISTEN`/`NOTIFY` and the spool that carry live events
 //!   between instances on PostgreSQL.
 //! - [`tools`]: the support tools' backend on SQL, and [`support_tools`].
