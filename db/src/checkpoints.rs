@@ -32,6 +32,14 @@ struct CheckpointRow {
 }
 
 impl CheckpointRow {
+    /// The checkpoint whose state this row's is stored on, if it is.
+    fn rests_on(&self) -> Option<&str> {
+        match self.state {
+            StateColumn::OnParent(_) => self.parent_id.as_deref(),
+            StateColumn::Whole(_) => None,
+        }
+    }
+
     /// The checkpoint, its state read with `parent` (its parent's state)
     /// when it was stored on it.
     fn into_checkpoint(self, parent: Option<&str>) -> Result<Checkpoint, DbError> {
@@ -91,10 +99,7 @@ impl Database {
             .bind(thread_id)
             .fetch_optional(pool)
             .await?);
-        match row {
-            Some(row) => self.read_row(row).await.map(Some),
-            None => Ok(None),
-        }
+        self.read_row(row).await
     }
 
     /// One checkpoint of a run.
@@ -115,21 +120,17 @@ impl Database {
             .bind(checkpoint_id)
             .fetch_optional(pool)
             .await?);
-        match row {
-            Some(row) => self.read_row(row).await.map(Some),
-            None => Ok(None),
-        }
+        self.read_row(row).await
     }
 
     /// A row as a checkpoint, with the states it is stored on when it is.
-    async fn read_row(&self, row: CheckpointRow) -> Result<Checkpoint, DbError> {
-        let parent = match (&row.state, &row.parent_id) {
-            (StateColumn::OnParent(_), Some(parent_id)) => {
-                Some(self.state_text(&row.thread_id, parent_id).await?)
-            }
-            _ => None,
+    async fn read_row(&self, row: Option<CheckpointRow>) -> Result<Option<Checkpoint>, DbError> {
+        let Some(row) = row else { return Ok(None) };
+        let parent = match row.rests_on() {
+            Some(parent_id) => Some(self.state_text(&row.thread_id, parent_id).await?),
+            None => None,
         };
-        row.into_checkpoint(parent.as_deref())
+        row.into_checkpoint(parent.as_deref()).map(Some)
     }
 
     /// The state of one checkpoint as JSON text, read through the chain
@@ -186,14 +187,18 @@ impl Database {
         let mut read: Vec<Checkpoint> = Vec::with_capacity(rows.len());
         let mut at: HashMap<String, usize> = HashMap::with_capacity(rows.len());
         for row in rows {
-            let parent = match (&row.state, &row.parent_id) {
-                (StateColumn::OnParent(_), Some(parent_id)) => Some(match at.get(parent_id) {
-                    Some(&i) => read[i].state.get().to_owned(),
-                    None => self.state_text(&row.thread_id, parent_id).await?,
+            let fetched: String;
+            let parent = match row.rests_on() {
+                Some(parent_id) => Some(match at.get(parent_id) {
+                    Some(&i) => read[i].state.get(),
+                    None => {
+                        fetched = self.state_text(&row.thread_id, parent_id).await?;
+                        fetched.as_str()
+                    }
                 }),
-                _ => None,
+                None => None,
             };
-            let cp = row.into_checkpoint(parent.as_deref())?;
+            let cp = row.into_checkpoint(parent)?;
             at.insert(cp.checkpoint_id.clone(), read.len());
             read.push(cp);
         }

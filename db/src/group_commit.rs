@@ -242,11 +242,9 @@ async fn run(
 
 /// Tells `parents` what a write committed: its rows, with the depths
 /// [`insert`] gave them (none on PostgreSQL, which stores every state
-/// whole).
+/// whole, so nothing is remembered there).
 fn remember(parents: &Parents, rows: impl IntoIterator<Item = Checkpoint>, depths: Vec<u32>) {
-    if !depths.is_empty() {
-        parents.committed(rows.into_iter().zip(depths));
-    }
+    parents.committed(rows.into_iter().zip(depths));
 }
 
 /// The statement's text around its `VALUES` (literals, so that both

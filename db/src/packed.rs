@@ -50,10 +50,6 @@ use sqlx::{Decode, Postgres, Sqlite, Type};
 const TAG: u8 = 0x01;
 /// The first byte of a state compressed with its parent's as dictionary.
 pub(crate) const TAG_ON_PARENT: u8 = 0x02;
-/// Tag and length.
-const HEADER: usize = 5;
-/// Tag, length and the length of the start shared with the parent.
-const HEADER_ON_PARENT: usize = 9;
 /// Text shorter than this stays text: LZ4 finds little to share in a few
 /// hundred bytes, and the text stays readable with the `sqlite3` shell.
 const MIN_COMPRESSED: usize = 256;
@@ -75,16 +71,11 @@ impl<'a> Packed<'a> {
             // Past 4 GiB: nothing a turn makes; stored as it is.
             return Self::Text(text);
         };
-        let mut out = vec![0; HEADER + lz4_flex::block::get_maximum_output_size(text.len())];
-        out[0] = TAG;
-        out[1..HEADER].copy_from_slice(&len.to_le_bytes());
-        match lz4_flex::block::compress_into(text.as_bytes(), &mut out[HEADER..]) {
-            Ok(n) if HEADER + n < text.len() => {
-                out.truncate(HEADER + n);
-                Self::Lz4(out)
-            }
+        let [a, b, c, d] = len.to_le_bytes();
+        match lz4_block(&[TAG, a, b, c, d], text.as_bytes(), b"", text.len()) {
+            Some(bytes) => Self::Lz4(bytes),
             // Incompressible (or, impossibly, a buffer too small): text.
-            _ => Self::Text(text),
+            None => Self::Text(text),
         }
     }
 
@@ -101,24 +92,13 @@ impl<'a> Packed<'a> {
         ) else {
             return Self::Text(text);
         };
+        let [a, b, c, d] = len.to_le_bytes();
+        let [e, f, g, h] = shared.to_le_bytes();
+        let header = [TAG_ON_PARENT, a, b, c, d, e, f, g, h];
         let rest = &text.as_bytes()[shared as usize..];
-        let mut out = Vec::with_capacity(
-            HEADER_ON_PARENT + lz4_flex::block::get_maximum_output_size(rest.len()),
-        );
-        out.push(TAG_ON_PARENT);
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&shared.to_le_bytes());
-        out.resize(out.capacity(), 0);
-        match lz4_flex::block::compress_into_with_dict(
-            rest,
-            &mut out[HEADER_ON_PARENT..],
-            parent.as_bytes(),
-        ) {
-            Ok(n) if HEADER_ON_PARENT + n < text.len() => {
-                out.truncate(HEADER_ON_PARENT + n);
-                Self::Lz4(out)
-            }
-            _ => Self::of(text),
+        match lz4_block(&header, rest, parent.as_bytes(), text.len()) {
+            Some(bytes) => Self::Lz4(bytes),
+            None => Self::of(text),
         }
     }
 
@@ -153,6 +133,22 @@ impl ToSql for Packed<'_> {
             Self::Lz4(b) => ValueRef::Blob(b),
         }))
     }
+}
+
+/// `header`, then `input` as an LZ4 block on `dict` (none when empty),
+/// if the whole is shorter than `smaller_than` bytes.
+fn lz4_block(header: &[u8], input: &[u8], dict: &[u8], smaller_than: usize) -> Option<Vec<u8>> {
+    let mut out = vec![0; header.len() + lz4_flex::block::get_maximum_output_size(input.len())];
+    out[..header.len()].copy_from_slice(header);
+    let block = &mut out[header.len()..];
+    let n = if dict.is_empty() {
+        lz4_flex::block::compress_into(input, block)
+    } else {
+        lz4_flex::block::compress_into_with_dict(input, block, dict)
+    }
+    .ok()?;
+    out.truncate(header.len() + n);
+    (out.len() < smaller_than).then_some(out)
 }
 
 /// The text of what [`Packed`] stored (or of any UTF-8 text), except a
@@ -293,12 +289,13 @@ pub(crate) enum StateColumn {
 impl StateColumn {
     /// The state's JSON, given its parent's when it was stored on it.
     pub(crate) fn with_parent(self, parent: Option<&str>) -> Result<Box<RawValue>, BoxDynError> {
-        match (self, parent) {
-            (Self::Whole(state), _) => Ok(state),
-            (Self::OnParent(bytes), Some(parent)) => {
-                Ok(RawValue::from_string(unpack_on_parent(&bytes, parent)?)?)
-            }
-            (Self::OnParent(_), None) => Err("a state stored on its parent's, read alone".into()),
+        match self {
+            Self::Whole(state) => Ok(state),
+            Self::OnParent(bytes) => Ok(RawValue::from_string(match parent {
+                Some(parent) => unpack_on_parent(&bytes, parent)?,
+                // `unpack` says what is missing.
+                None => unpack(&bytes)?,
+            })?),
         }
     }
 }
