@@ -276,6 +276,15 @@ impl Sqlite {
         // Two first callers may both open one: one is kept.
         Ok(self.direct.get_or_init(|| opened))
     }
+
+    /// Runs `f` on a connection of its own ([`direct::read_apart`]).
+    pub(crate) async fn read_apart<T: Send + 'static>(
+        &self,
+        f: impl FnMut(&rusqlite::Transaction<'_>) -> Result<T, DbError> + Send + 'static,
+    ) -> Result<T, DbError> {
+        let options = self.pool.connect_options();
+        direct::read_apart(self.direct()?, options.get_filename(), f).await
+    }
 }
 
 impl From<SqlitePool> for Database {

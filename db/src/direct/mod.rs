@@ -196,6 +196,31 @@ impl Direct {
     }
 }
 
+/// Runs `f`, a long read (the overview's pass over a month of turns), in
+/// one read transaction on a connection opened for it alone, on a blocking
+/// thread: it holds neither sqlx's one pooled connection nor the turns'
+/// reader while it reads, and no async worker waits for it. An in-memory
+/// database has one connection, so `f` runs on it ([`Direct::read`]).
+pub(crate) async fn read_apart<T: Send + 'static>(
+    direct: &Direct,
+    filename: &Path,
+    mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError> + Send + 'static,
+) -> Result<T, DbError> {
+    if direct.reader.is_none() {
+        return direct.read(f).await;
+    }
+    let filename = filename.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut conn = connect(&filename)?;
+        // It never writes: a lock held by a writer is waited for here,
+        // on a thread of its own, as sqlx's connections wait.
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        try_read(Some(&mut conn), &mut f)
+    })
+    .await
+    .map_err(|e| DbError::Corrupt(format!("a read stopped: {e}")))?
+}
+
 /// One connection to `filename` with the crate's SQLite settings.
 fn connect(filename: &Path) -> Result<Connection, DbError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
