@@ -509,4 +509,8 @@ async fn connect_rejects_other_urls() {
 async fn in_memory_sqlite_works() {
     let db = suite::ready(Database::connect("sqlite::memory:").await.expect("connect")).await;
     assert!(db.order_detail("ORD-123").await.expect("query").is_some());
+    // The overview's pass reads on the one connection an in-memory
+    // database has (on a file it opens its own).
+    let overview = db.overview(chrono::Utc::now(), 7).await.expect("overview");
+    assert_eq!(overview.per_day.len(), 7);
 }
