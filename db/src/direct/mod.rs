@@ -196,21 +196,35 @@ impl Direct {
     }
 }
 
+/// Long reads at a time ([`read_apart`]): each holds a blocking thread
+/// and one of the log's few read marks, which keeps the log from being
+/// rewound past the snapshot it reads; more wait for their turn.
+const APART_AT_ONCE: usize = 2;
+
 /// Runs `f`, a long read (the overview's pass over a month of turns), in
 /// one read transaction on a connection opened for it alone, on a blocking
 /// thread: it holds neither sqlx's one pooled connection nor the turns'
-/// reader while it reads, and no async worker waits for it. An in-memory
-/// database has one connection, so `f` runs on it ([`Direct::read`]).
+/// reader while it reads, and no async worker waits for it. At most
+/// [`APART_AT_ONCE`] run at a time in the process. An in-memory database
+/// has one connection, so `f` runs on it ([`Direct::read`]).
 pub(crate) async fn read_apart<T: Send + 'static>(
     direct: &Direct,
     filename: &Path,
     mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError> + Send + 'static,
 ) -> Result<T, DbError> {
+    static APART: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(APART_AT_ONCE);
     if direct.reader.is_none() {
         return direct.read(f).await;
     }
+    // The semaphore is never closed.
+    let turn = APART
+        .acquire()
+        .await
+        .map_err(|e| DbError::Corrupt(format!("a read stopped: {e}")))?;
     let filename = filename.to_owned();
     tokio::task::spawn_blocking(move || {
+        // Held by the read, even if its caller stops waiting.
+        let _turn = turn;
         let mut conn = connect(&filename)?;
         // It never writes: a lock held by a writer is waited for here,
         // on a thread of its own, as sqlx's connections wait.
@@ -406,6 +420,65 @@ mod tests {
         .expect("the read waited for the write connection")
         .expect("test database");
         assert_eq!(n, 7);
+        drop(held);
+        direct.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Long reads run beside a held write connection, on connections of
+    /// their own, and no more than [`APART_AT_ONCE`] at a time.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn long_reads_run_apart_a_few_at_a_time() {
+        use std::sync::atomic::AtomicUsize;
+        use std::sync::mpsc;
+
+        let dir =
+            std::env::temp_dir().join(format!("aics-apart-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).expect("test folder");
+        let file = dir.join("apart.db");
+        let direct = Arc::new(Direct::open(&file).expect("test database"));
+        direct
+            .write(|tx| {
+                tx.execute_batch("CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (7)")?;
+                Ok(())
+            })
+            .await
+            .expect("test database");
+        let held = direct.writer.conn.lock().await;
+        let inside = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let mut releases = Vec::new();
+        let mut reads = Vec::new();
+        for _ in 0..APART_AT_ONCE + 1 {
+            let (release, wait) = mpsc::channel::<()>();
+            releases.push(release);
+            let (direct, file) = (direct.clone(), file.clone());
+            let (inside, most) = (inside.clone(), most.clone());
+            reads.push(tokio::spawn(async move {
+                read_apart(&direct, &file, move |tx| {
+                    let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    let n: i64 = tx.query_row("SELECT n FROM t", [], |row| row.get(0))?;
+                    let _ = wait.recv_timeout(Duration::from_secs(10));
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    Ok(n)
+                })
+                .await
+            }));
+        }
+        // The first ones read while the write connection is held.
+        while inside.load(Ordering::SeqCst) < APART_AT_ONCE {
+            tokio::task::yield_now().await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(most.load(Ordering::SeqCst), APART_AT_ONCE, "one more waits");
+        for release in releases {
+            let _ = release.send(());
+        }
+        for read in reads {
+            assert_eq!(read.await.expect("joined").expect("read"), 7);
+        }
+        assert_eq!(most.load(Ordering::SeqCst), APART_AT_ONCE);
         drop(held);
         direct.close().await;
         let _ = std::fs::remove_dir_all(&dir);
