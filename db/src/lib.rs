@@ -95,7 +95,10 @@
 //!   microseconds each; concurrent runs share commits through the
 //!   checkpoint writer ([`group_commit`]), and on SQLite the starts, ends
 //!   and checkpoints of the turns in flight share them through the direct
-//!   writer. PostgreSQL gets 5 (about 2 × cores + 1, the usual
+//!   writer. A long read (the overview's pass over the window's turns)
+//!   opens a connection of its own for its duration, on a blocking thread
+//!   (`direct::read_apart`), two at most at a time, so that it holds none
+//!   of these. PostgreSQL gets 5 (about 2 × cores + 1, the usual
 //!   rule for a small server, leaving the database room for other
 //!   instances).
 //! - **PostgreSQL** keeps its default `synchronous_commit = on` for

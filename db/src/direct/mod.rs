@@ -26,6 +26,10 @@
 //! lock before anything is done) and tried again after an async pause, up
 //! to [`BUSY_TIMEOUT`], as long as sqlx's connections would wait.
 //!
+//! A long read, which would hold the reader (or sqlx's one pooled
+//! connection) for a long time, gets a connection of its own instead, on
+//! a blocking thread ([`read_apart`]).
+//!
 //! Values are written the way sqlx writes them (timestamps as RFC 3339
 //! text, JSON as text, booleans as integers), so either driver reads what
 //! the other wrote. The functions that use this connection have two
@@ -397,8 +401,8 @@ pub(crate) fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, Db
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn a_read_does_not_wait_for_the_write_connection() {
+    /// A fresh file in a folder of its own, with a table `t` holding 7.
+    async fn seven() -> (std::path::PathBuf, Direct) {
         let dir =
             std::env::temp_dir().join(format!("aics-direct-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("test folder");
@@ -410,6 +414,12 @@ mod tests {
             })
             .await
             .expect("test database");
+        (dir, direct)
+    }
+
+    #[tokio::test]
+    async fn a_read_does_not_wait_for_the_write_connection() {
+        let (dir, direct) = seven().await;
         // A write in progress (or queued) holds the write connection.
         let held = direct.writer.conn.lock().await;
         let n: i64 = tokio::time::timeout(
@@ -432,18 +442,8 @@ mod tests {
         use std::sync::atomic::AtomicUsize;
         use std::sync::mpsc;
 
-        let dir =
-            std::env::temp_dir().join(format!("aics-apart-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).expect("test folder");
-        let file = dir.join("apart.db");
-        let direct = Arc::new(Direct::open(&file).expect("test database"));
-        direct
-            .write(|tx| {
-                tx.execute_batch("CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (7)")?;
-                Ok(())
-            })
-            .await
-            .expect("test database");
+        let (dir, direct) = seven().await;
+        let (file, direct) = (dir.join("direct.db"), Arc::new(direct));
         let held = direct.writer.conn.lock().await;
         let inside = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
