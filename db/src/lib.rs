@@ -96,9 +96,9 @@
 //!   checkpoint writer ([`group_commit`]), and on SQLite the starts, ends
 //!   and checkpoints of the turns in flight share them through the direct
 //!   writer. A long read (the overview's pass over the window's turns)
-//!   opens a connection of its own for its duration, on a blocking thread
-//!   (`direct::read_apart`), two at most at a time, so that it holds none
-//!   of these. PostgreSQL gets 5 (about 2 × cores + 1, the usual
+//!   opens a connection of its own for its duration, on a blocking
+//!   thread (`direct::Direct::read_apart`), two at most at a time, so
+//!   that it holds none of these. PostgreSQL gets 5 (about 2 × cores + 1, the usual
 //!   rule for a small server, leaving the database room for other
 //!   instances).
 //! - **PostgreSQL** keeps its default `synchronous_commit = on` for
@@ -278,15 +278,6 @@ impl Sqlite {
         let opened = direct::Direct::open(self.pool.connect_options().get_filename())?;
         // Two first callers may both open one: one is kept.
         Ok(self.direct.get_or_init(|| opened))
-    }
-
-    /// Runs `f` on a connection of its own ([`direct::read_apart`]).
-    pub(crate) async fn read_apart<T: Send + 'static>(
-        &self,
-        f: impl FnMut(&rusqlite::Transaction<'_>) -> Result<T, DbError> + Send + 'static,
-    ) -> Result<T, DbError> {
-        let options = self.pool.connect_options();
-        direct::read_apart(self.direct()?, options.get_filename(), f).await
     }
 }
 

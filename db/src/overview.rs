@@ -334,10 +334,10 @@ impl Database {
             // One pass, on a connection of its own: it may take a while.
             Database::Sqlite(sqlite) => {
                 sqlite
+                    .direct()?
                     .read_apart(move |tx| {
                         let mut tally = Tally::default();
-                        // `?1`: SQLite reads `$1` as a name (`crate::direct::prepare`).
-                        let mut query = tx.prepare(&turn_sql.replace("$1", "?1"))?;
+                        let mut query = tx.prepare(&crate::direct::numbered(&turn_sql))?;
                         let mut rows = query.query([crate::direct::ts(since)])?;
                         while let Some(row) = rows.next()? {
                             tally.add(Turn::sqlite(row)?)?;

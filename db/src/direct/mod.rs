@@ -28,7 +28,7 @@
 //!
 //! A long read, which would hold the reader (or sqlx's one pooled
 //! connection) for a long time, gets a connection of its own instead, on
-//! a blocking thread ([`read_apart`]).
+//! a blocking thread ([`Direct::read_apart`]).
 //!
 //! Values are written the way sqlx writes them (timestamps as RFC 3339
 //! text, JSON as text, booleans as integers), so either driver reads what
@@ -37,7 +37,7 @@
 //! SQL text.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
@@ -71,9 +71,16 @@ pub(crate) struct Direct {
     /// The connection of [`Direct::read`] on a file (`None` in memory: the
     /// reads share `conn`). In WAL mode it reads beside the writes, so a
     /// turn's tools never queue behind another turn's commit.
-    reader: Option<Mutex<Option<Connection>>>,
+    reader: Option<Reader>,
     /// The log's rewinds so far ([`Direct::rewind_log`]).
     rewinds: AtomicU64,
+}
+
+/// The reads' connection to a file, and the file, which long reads open
+/// again ([`Direct::read_apart`]).
+struct Reader {
+    conn: Mutex<Option<Connection>>,
+    file: PathBuf,
 }
 
 impl std::fmt::Debug for Direct {
@@ -96,11 +103,14 @@ impl Direct {
         }
         Ok(Self::with(
             connect(filename)?,
-            Some(Mutex::new(Some(connect(filename)?))),
+            Some(Reader {
+                conn: Mutex::new(Some(connect(filename)?)),
+                file: filename.to_owned(),
+            }),
         ))
     }
 
-    fn with(conn: Connection, reader: Option<Mutex<Option<Connection>>>) -> Self {
+    fn with(conn: Connection, reader: Option<Reader>) -> Self {
         Self {
             writer: writer::Writer::new(conn),
             reader,
@@ -113,7 +123,7 @@ impl Direct {
     pub(crate) async fn close(&self) {
         drop(self.writer.conn.lock().await.take());
         if let Some(reader) = &self.reader {
-            drop(reader.lock().await.take());
+            drop(reader.conn.lock().await.take());
         }
     }
 
@@ -178,7 +188,10 @@ impl Direct {
         &self,
         mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
-        let conn = self.reader.as_ref().unwrap_or(&self.writer.conn);
+        let conn = self
+            .reader
+            .as_ref()
+            .map_or(&*self.writer.conn, |reader| &reader.conn);
         let started = Instant::now();
         let mut pause = FIRST_PAUSE;
         loop {
@@ -198,46 +211,45 @@ impl Direct {
             }
         }
     }
-}
 
-/// Long reads at a time ([`read_apart`]): each holds a blocking thread
-/// and one of the log's few read marks, which keeps the log from being
-/// rewound past the snapshot it reads; more wait for their turn.
-const APART_AT_ONCE: usize = 2;
-
-/// Runs `f`, a long read (the overview's pass over a month of turns), in
-/// one read transaction on a connection opened for it alone, on a blocking
-/// thread: it holds neither sqlx's one pooled connection nor the turns'
-/// reader while it reads, and no async worker waits for it. At most
-/// [`APART_AT_ONCE`] run at a time in the process. An in-memory database
-/// has one connection, so `f` runs on it ([`Direct::read`]).
-pub(crate) async fn read_apart<T: Send + 'static>(
-    direct: &Direct,
-    filename: &Path,
-    mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError> + Send + 'static,
-) -> Result<T, DbError> {
-    static APART: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(APART_AT_ONCE);
-    if direct.reader.is_none() {
-        return direct.read(f).await;
-    }
-    // The semaphore is never closed.
-    let turn = APART
-        .acquire()
+    /// Runs `f`, a long read (the overview's pass over a month of turns),
+    /// in one read transaction on a connection opened for it alone, on a
+    /// blocking thread: it holds neither sqlx's one pooled connection nor
+    /// the turns' reader while it reads, and no async worker waits for it.
+    /// At most [`APART_AT_ONCE`] run at a time in the process. An in-memory
+    /// database has one connection, so `f` runs on it ([`Direct::read`]).
+    pub(crate) async fn read_apart<T: Send + 'static>(
+        &self,
+        mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError> + Send + 'static,
+    ) -> Result<T, DbError> {
+        static APART: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(APART_AT_ONCE);
+        let Some(reader) = &self.reader else {
+            return self.read(f).await;
+        };
+        // The semaphore is never closed.
+        let turn = APART
+            .acquire()
+            .await
+            .map_err(|e| DbError::Corrupt(format!("a read stopped: {e}")))?;
+        let file = reader.file.clone();
+        tokio::task::spawn_blocking(move || {
+            // Held by the read, even if its caller stops waiting.
+            let _turn = turn;
+            let mut conn = connect(&file)?;
+            // It never writes: a lock held by a writer is waited for here,
+            // on a thread of its own, as sqlx's connections wait.
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            try_read(Some(&mut conn), &mut f)
+        })
         .await
-        .map_err(|e| DbError::Corrupt(format!("a read stopped: {e}")))?;
-    let filename = filename.to_owned();
-    tokio::task::spawn_blocking(move || {
-        // Held by the read, even if its caller stops waiting.
-        let _turn = turn;
-        let mut conn = connect(&filename)?;
-        // It never writes: a lock held by a writer is waited for here,
-        // on a thread of its own, as sqlx's connections wait.
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        try_read(Some(&mut conn), &mut f)
-    })
-    .await
-    .map_err(|e| DbError::Corrupt(format!("a read stopped: {e}")))?
+        .map_err(|e| DbError::Corrupt(format!("a read stopped: {e}")))?
+    }
 }
+
+/// Long reads at a time ([`Direct::read_apart`]): each holds a blocking
+/// thread and one of the log's few read marks, which keeps the log from
+/// being rewound past the snapshot it reads; more wait for their turn.
+const APART_AT_ONCE: usize = 2;
 
 /// One connection to `filename` with the crate's SQLite settings.
 fn connect(filename: &Path) -> Result<Connection, DbError> {
@@ -354,7 +366,7 @@ pub(crate) fn first<T>(
 }
 
 /// `sql` with each `$N` placeholder written `?N`.
-fn numbered(sql: &str) -> String {
+pub(crate) fn numbered(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len());
     let mut chars = sql.chars().peekable();
     while let Some(c) = chars.next() {
@@ -443,7 +455,7 @@ mod tests {
         use std::sync::mpsc;
 
         let (dir, direct) = seven().await;
-        let (file, direct) = (dir.join("direct.db"), Arc::new(direct));
+        let direct = Arc::new(direct);
         let held = direct.writer.conn.lock().await;
         let inside = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
@@ -452,18 +464,19 @@ mod tests {
         for _ in 0..APART_AT_ONCE + 1 {
             let (release, wait) = mpsc::channel::<()>();
             releases.push(release);
-            let (direct, file) = (direct.clone(), file.clone());
+            let direct = direct.clone();
             let (inside, most) = (inside.clone(), most.clone());
             reads.push(tokio::spawn(async move {
-                read_apart(&direct, &file, move |tx| {
-                    let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
-                    most.fetch_max(now, Ordering::SeqCst);
-                    let n: i64 = tx.query_row("SELECT n FROM t", [], |row| row.get(0))?;
-                    let _ = wait.recv_timeout(Duration::from_secs(10));
-                    inside.fetch_sub(1, Ordering::SeqCst);
-                    Ok(n)
-                })
-                .await
+                direct
+                    .read_apart(move |tx| {
+                        let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        let n: i64 = tx.query_row("SELECT n FROM t", [], |row| row.get(0))?;
+                        let _ = wait.recv_timeout(Duration::from_secs(10));
+                        inside.fetch_sub(1, Ordering::SeqCst);
+                        Ok(n)
+                    })
+                    .await
             }));
         }
         // The first ones read while the write connection is held.
