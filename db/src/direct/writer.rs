@@ -479,10 +479,11 @@ mod tests {
                     .transact(move |tx| {
                         tx.execute("INSERT INTO t VALUES (?1)", [n])?;
                         match n {
-                            // A duplicate of 0: fails, and undoes its own
-                            // first insert.
+                            // A duplicate of its own row (not of another
+                            // caller's: the spawned callers queue in any
+                            // order): fails, and undoes its first insert.
                             7 => {
-                                tx.execute("INSERT INTO t VALUES (0)", [])?;
+                                tx.execute("INSERT INTO t VALUES (?1)", [n])?;
                                 Ok(Keep::Commit("unreachable"))
                             }
                             9 => Ok(Keep::RollBack("rolled back")),
