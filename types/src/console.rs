@@ -65,6 +65,9 @@ pub struct ConversationSummary {
     pub session_id: String,
     pub title: String,
     pub handling: HandlingState,
+    /// The start of its last message, on one line: the first 140
+    /// characters, then "…" when it has more (the inbox shows a line of
+    /// it; the conversation has all of it).
     #[serde(default)]
     pub last_message: Option<String>,
     #[serde(deserialize_with = "crate::timestamp::deserialize")]

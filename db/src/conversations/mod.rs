@@ -45,7 +45,7 @@ impl TryFrom<SummaryRow> for ConversationSummary {
             session_id: r.session_id,
             title: r.title,
             handling: parse_stored("handling state", &r.handling, HandlingState::parse)?,
-            last_message: r.last_message,
+            last_message: r.last_message.as_deref().map(preview),
             updated_at: r.updated_at,
             assignee: r.assignee,
             customer_id: r.customer_id,
@@ -123,17 +123,36 @@ pub(crate) const SUMMARY_SELECT: &str = "SELECT c.session_id, c.title, \
 /// The longest title made from a first message, in characters.
 const TITLE_CHARS: usize = 60;
 
+/// The longest preview of a conversation's last message, in characters:
+/// the inbox shows one line of it, and the whole message is in the
+/// conversation.
+pub const PREVIEW_CHARS: usize = 140;
+
 /// A conversation title from its first message.
 pub fn title_from(message: &str) -> String {
     let line = message.trim().lines().next().unwrap_or_default();
-    let mut title: String = line.chars().take(TITLE_CHARS).collect();
-    if line.chars().count() > TITLE_CHARS {
-        title.push('…');
-    }
+    let title = cut(line, TITLE_CHARS);
     if title.is_empty() {
         "New conversation".to_owned()
     } else {
         title
+    }
+}
+
+/// The start of a message as the inbox lists it: its words on one line, its
+/// first [`PREVIEW_CHARS`] characters and "…" when it has more.
+pub fn preview(message: &str) -> String {
+    cut(
+        &message.split_whitespace().collect::<Vec<_>>().join(" "),
+        PREVIEW_CHARS,
+    )
+}
+
+/// The first `chars` characters of `text`, and "…" when it has more.
+fn cut(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}…", text[..end].trim_end()),
     }
 }
 impl Database {
@@ -312,5 +331,45 @@ impl Database {
             turns: self.list_turns(session_id).await?,
             active_run: self.active_run(session_id).await?,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_title_is_the_first_line_cut_at_sixty_characters() {
+        assert_eq!(
+            title_from("  Where is ORD-1?\nIt is late."),
+            "Where is ORD-1?"
+        );
+        assert_eq!(title_from(" \n "), "New conversation");
+        let long = "订".repeat(61);
+        assert_eq!(title_from(&long), format!("{}…", "订".repeat(60)));
+        assert_eq!(title_from(&long[..60 * 3]), "订".repeat(60));
+    }
+
+    #[test]
+    fn a_preview_is_one_line_cut_at_a_character_boundary() {
+        assert_eq!(
+            preview("Your order\n\n**is**   delayed. "),
+            "Your order **is** delayed."
+        );
+        let exact = "é".repeat(PREVIEW_CHARS);
+        assert_eq!(preview(&exact), exact);
+        let long = format!("{} tail", "word ".repeat(PREVIEW_CHARS / 5));
+        let cut = preview(&long);
+        assert_eq!(cut.chars().count(), PREVIEW_CHARS, "{cut}");
+        assert!(
+            cut.ends_with("word…"),
+            "a space before the cut is dropped: {cut}"
+        );
+        let unbroken = "x".repeat(PREVIEW_CHARS + 1);
+        assert_eq!(
+            preview(&unbroken),
+            format!("{}…", &unbroken[..PREVIEW_CHARS])
+        );
+        assert_eq!(preview(""), "");
     }
 }

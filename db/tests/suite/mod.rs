@@ -172,6 +172,25 @@ pub async fn conversations_and_messages(db: Database) {
             .last_message,
         None
     );
+    // The list shows the start of a long message; the conversation keeps
+    // all of it.
+    let long = "The parcel left the Wuhan sorting centre. ".repeat(10);
+    db.append_message("s-2", MessageRole::Assistant, &long, None)
+        .await
+        .expect("append");
+    let s2 = db.conversation("s-2").await.expect("get").expect("s-2");
+    let shown = s2.last_message.expect("a preview");
+    let kept = shown.strip_suffix('…').expect("cut");
+    assert_eq!(
+        kept.chars().count(),
+        aics_db::conversations::PREVIEW_CHARS,
+        "{shown}"
+    );
+    assert!(long.starts_with(kept));
+    assert_eq!(
+        db.list_messages("s-2").await.expect("list")[0].content,
+        long
+    );
 
     let resolved = db
         .change_handling("s-1", aics_types::HandlingAction::Resolve, "alice")
