@@ -66,7 +66,12 @@ fn ConsoleBody(session: Session, id: Memo<Option<String>>) -> impl IntoView {
     view! {
         <Layout session=session.clone()>
             <div class="grid grid-cols-1 md:grid-cols-[15rem_minmax(0,1fr)] xl:h-[calc(100vh-3.5rem)] xl:grid-cols-[17rem_minmax(0,1fr)_24rem] xl:overflow-hidden">
-                <ConversationList current=id refresh/>
+                // `/` only sends the browser on (a redirect), so it neither
+                // loads nor draws the list; `/c/{id}` keeps the same list
+                // from one conversation to the next.
+                <Show when=move || id.with(Option::is_some)>
+                    <ConversationList current=id refresh/>
+                </Show>
                 {move || match id.get() {
                     Some(id) => view! { <ChatView id session=session.clone() refresh/> }.into_any(),
                     None => view! { <OpenConversation/> }.into_any(),
