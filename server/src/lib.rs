@@ -75,6 +75,7 @@ pub fn app(state: AppState, web: WebConfig) -> Router {
     let console = state.console.clone();
     let context = move || {
         provide_context(console.clone());
+        provide_context(app::session::api::RequestUser::default());
         // The page's inline hydration script carries the nonce the CSP
         // header names (both made by `headers::security_headers`).
         if let Some(parts) = use_context::<axum::http::request::Parts>() {
