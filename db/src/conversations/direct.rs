@@ -7,10 +7,11 @@ use aics_types::{ChatMessage, MessageRole, Timestamp};
 use rusqlite::types::Value;
 
 use super::{
-    role_name, MessageRow, TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN,
+    role_name, MessageRow, SummaryRow, TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN,
     TOUCH_CONVERSATION,
 };
-use crate::direct::{all, first, json, prepare, read_ts, ts};
+pub(super) use crate::direct::all;
+use crate::direct::{first, json, prepare, read_ts, ts};
 use crate::DbError;
 
 impl TurnColumns<'_> {
@@ -47,6 +48,23 @@ impl TurnRow {
     pub(crate) fn save(&self, tx: &rusqlite::Transaction<'_>) -> Result<(), DbError> {
         prepare(tx, SAVE_TURN)?.execute(rusqlite::params_from_iter(&self.0))?;
         Ok(())
+    }
+}
+
+impl SummaryRow {
+    /// A row of [`super::SUMMARY_SELECT`] read on SQLite's direct
+    /// connection.
+    pub(super) fn direct(row: &rusqlite::Row<'_>) -> Result<Self, DbError> {
+        Ok(Self {
+            session_id: row.get(0)?,
+            title: row.get(1)?,
+            handling: row.get(2)?,
+            updated_at: read_ts(&row.get::<_, String>(3)?)?,
+            assignee: row.get(4)?,
+            customer_id: row.get(5)?,
+            last_message: row.get(6)?,
+            awaiting_reply: row.get(7)?,
+        })
     }
 }
 

@@ -120,6 +120,11 @@ pub(crate) const SUMMARY_SELECT: &str = "SELECT c.session_id, c.title, \
       1 = 0) AS awaiting_reply \
      FROM conversations c";
 
+/// The inbox: the `$1` most recently active conversations, newest first.
+static INBOX: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!("{SUMMARY_SELECT} ORDER BY c.updated_at DESC, c.session_id LIMIT $1")
+});
+
 /// The longest title made from a first message, in characters.
 const TITLE_CHARS: usize = 60;
 
@@ -142,10 +147,21 @@ pub fn title_from(message: &str) -> String {
 /// The start of a message as the inbox lists it: its words on one line, its
 /// first [`PREVIEW_CHARS`] characters and "…" when it has more.
 pub fn preview(message: &str) -> String {
-    cut(
-        &message.split_whitespace().collect::<Vec<_>>().join(" "),
-        PREVIEW_CHARS,
-    )
+    // Only the words that make the preview are read (a reply may be long).
+    let mut line = String::with_capacity(PREVIEW_CHARS + 8);
+    let mut chars = 0;
+    for word in message.split_whitespace() {
+        if chars > PREVIEW_CHARS {
+            break;
+        }
+        if chars > 0 {
+            line.push(' ');
+            chars += 1;
+        }
+        line.push_str(word);
+        chars += word.chars().count();
+    }
+    cut(&line, PREVIEW_CHARS)
 }
 
 /// The first `chars` characters of `text`, and "…" when it has more.
@@ -211,11 +227,28 @@ impl Database {
         &self,
         limit: u32,
     ) -> Result<Vec<ConversationSummary>, DbError> {
-        let sql = format!("{SUMMARY_SELECT} ORDER BY c.updated_at DESC, c.session_id LIMIT $1");
-        let rows = with_pool!(self, pool => sqlx::query_as::<_, SummaryRow>(&sql)
-            .bind(i64::from(limit))
-            .fetch_all(pool)
-            .await?);
+        let limit = i64::from(limit);
+        let rows = match self {
+            // Every console page reads it: on the direct reader it neither
+            // waits for the pool's one connection (the page's other reads)
+            // nor copies each row across that connection's thread.
+            Self::Sqlite(sqlite) => {
+                return sqlite
+                    .direct()?
+                    .read(|tx| {
+                        direct::all(tx, &INBOX, [limit], |row| {
+                            ConversationSummary::try_from(SummaryRow::direct(row)?)
+                        })
+                    })
+                    .await
+            }
+            Self::Postgres(pool) => {
+                sqlx::query_as::<_, SummaryRow>(&INBOX)
+                    .bind(limit)
+                    .fetch_all(pool)
+                    .await?
+            }
+        };
         rows.into_iter()
             .map(ConversationSummary::try_from)
             .collect()
