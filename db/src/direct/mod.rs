@@ -7,8 +7,8 @@
 //! caller's task is polled again. On a busy two-core server those hops, not
 //! SQLite, set the pace of a turn (BENCHMARKS.md, "The chat API, round 3").
 //! A turn's own writes — its start, its checkpoints, its end — and the
-//! reads every turn makes (its tools' orders, its customer's memories)
-//! therefore run here instead, in the caller's thread, a whole transaction
+//! reads every turn makes (its tools' orders, its customer's memories),
+//! and the inbox every console page shows, therefore run here instead, in the caller's thread, a whole transaction
 //! at a time: the writes on one connection of ours to the same file, the
 //! reads on another beside it (in WAL mode a read never waits for a write,
 //! nor a write for a read). With `synchronous = NORMAL` a commit appends
