@@ -25,9 +25,9 @@ pub(crate) async fn signed_in() -> Result<(aics_service::Console, aics_types::Us
 }
 
 /// The user one request is signed in as, looked up once: a page rendered
-/// on the server calls several server functions (the session, the list,
-/// the conversation, the header's counts), and each one's [`signed_in`]
-/// would look the session up again. The server provides a fresh one to
+/// on the server calls several server functions (a conversation's page:
+/// the session, the inbox, the conversation), and each one's
+/// [`signed_in`] would look the session up again. The server provides a fresh one to
 /// each request; a failure is not kept (the next call tries again).
 #[cfg(feature = "ssr")]
 #[derive(Clone, Default)]

@@ -10,8 +10,7 @@ use super::{
     role_name, MessageRow, SummaryRow, TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN,
     TOUCH_CONVERSATION,
 };
-pub(super) use crate::direct::all;
-use crate::direct::{first, json, prepare, read_ts, ts};
+use crate::direct::{all, first, json, prepare, read_ts, ts};
 use crate::DbError;
 
 impl TurnColumns<'_> {

@@ -171,6 +171,7 @@ fn cut(text: &str, chars: usize) -> String {
         Some((end, _)) => format!("{}…", text[..end].trim_end()),
     }
 }
+
 impl Database {
     /// The conversation of a session, created (handled by the AI) when new.
     /// An existing conversation keeps its title, unless it was created
@@ -236,7 +237,7 @@ impl Database {
                 return sqlite
                     .direct()?
                     .read(|tx| {
-                        direct::all(tx, &INBOX, [limit], |row| {
+                        crate::direct::all(tx, &INBOX, [limit], |row| {
                             ConversationSummary::try_from(SummaryRow::direct(row)?)
                         })
                     })

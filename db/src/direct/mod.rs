@@ -8,11 +8,12 @@
 //! SQLite, set the pace of a turn (BENCHMARKS.md, "The chat API, round 3").
 //! A turn's own writes — its start, its checkpoints, its end — and the
 //! reads every turn makes (its tools' orders, its customer's memories),
-//! and the inbox every console page shows, therefore run here instead, in the caller's thread, a whole transaction
-//! at a time: the writes on one connection of ours to the same file, the
-//! reads on another beside it (in WAL mode a read never waits for a write,
-//! nor a write for a read). With `synchronous = NORMAL` a commit appends
-//! to the log without an fsync, so a transaction takes microseconds.
+//! and the inbox every console page shows, therefore run here instead, in
+//! the caller's thread, a whole transaction at a time: the writes on one
+//! connection of ours to the same file, the reads on another beside it (in
+//! WAL mode a read never waits for a write, nor a write for a read). With
+//! `synchronous = NORMAL` a commit appends to the log without an fsync, so
+//! a transaction takes microseconds.
 //!
 //! Nothing here parks an async worker. Each connection is shared behind an
 //! async mutex: a task that finds it in use waits as a task, and its worker
