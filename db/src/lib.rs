@@ -98,9 +98,9 @@
 //!   writer. A long read (the overview's pass over the window's turns)
 //!   opens a connection of its own for its duration, on a blocking
 //!   thread (`direct::Direct::read_apart`), two at most at a time, so
-//!   that it holds none of these. PostgreSQL gets 5 (about 2 × cores + 1, the usual
-//!   rule for a small server, leaving the database room for other
-//!   instances).
+//!   that it holds none of these. PostgreSQL gets 5 (about 2 × cores + 1,
+//!   the usual rule for a small server, leaving the database room for
+//!   other instances).
 //! - **PostgreSQL** keeps its default `synchronous_commit = on` for
 //!   everything a person acts on (approvals, tickets, turns, users): several
 //!   instances share it, so such a commit is durable once acknowledged.

@@ -229,12 +229,12 @@ impl Database {
         limit: u32,
     ) -> Result<Vec<ConversationSummary>, DbError> {
         let limit = i64::from(limit);
-        let rows = match self {
+        match self {
             // Every console page reads it: on the direct reader it neither
             // waits for the pool's one connection (the page's other reads)
             // nor copies each row across that connection's thread.
             Self::Sqlite(sqlite) => {
-                return sqlite
+                sqlite
                     .direct()?
                     .read(|tx| {
                         crate::direct::all(tx, &INBOX, [limit], |row| {
@@ -243,16 +243,14 @@ impl Database {
                     })
                     .await
             }
-            Self::Postgres(pool) => {
-                sqlx::query_as::<_, SummaryRow>(&INBOX)
-                    .bind(limit)
-                    .fetch_all(pool)
-                    .await?
-            }
-        };
-        rows.into_iter()
-            .map(ConversationSummary::try_from)
-            .collect()
+            Self::Postgres(pool) => sqlx::query_as::<_, SummaryRow>(&INBOX)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?
+                .into_iter()
+                .map(ConversationSummary::try_from)
+                .collect(),
+        }
     }
 
     /// Appends a message to an existing conversation and touches it.
