@@ -33,8 +33,8 @@
 //!
 //! Reading back is checked: a blob that does not decompress, bytes that
 //! are not UTF-8, or text that is not the JSON expected is a corrupt row
-//! ([`crate::DbError::Corrupt`] through sqlx's column-decode error), never
-//! a panic.
+//! ([`crate::DbError::Corrupt`], through sqlx's column-decode error or
+//! [`unpacked_direct`]), never a panic.
 
 use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
 use serde::de::DeserializeOwned;
@@ -44,6 +44,8 @@ use sqlx::postgres::{PgTypeInfo, PgValueRef};
 use sqlx::sqlite::{SqliteTypeInfo, SqliteValueRef};
 use sqlx::types::Json;
 use sqlx::{Decode, Postgres, Sqlite, Type};
+
+use crate::DbError;
 
 /// The first byte of compressed text. JSON begins with `{`, `[` or
 /// whitespace, never with a control character.
@@ -241,6 +243,15 @@ pub(crate) struct Unpacked<T>(pub(crate) T);
 /// The `T` of what [`Packed`] wrote to SQLite.
 fn from_sqlite<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, BoxDynError> {
     Ok(serde_json::from_str(&unpack(bytes)?)?)
+}
+
+/// [`Unpacked`] on SQLite's direct connection: the `T` of a column
+/// [`Packed`] wrote, `TEXT` or `BLOB`.
+pub(crate) fn unpacked_direct<T: DeserializeOwned>(value: ValueRef<'_>) -> Result<T, DbError> {
+    let bytes = value
+        .as_bytes()
+        .map_err(|e| DbError::Corrupt(format!("a packed column: {e}")))?;
+    from_sqlite(bytes).map_err(|e| DbError::Corrupt(format!("a packed column: {e}")))
 }
 
 impl<T> Type<Sqlite> for Unpacked<T> {

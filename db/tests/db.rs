@@ -39,6 +39,7 @@ on_both_databases!(
     migrations_and_seed,
     conversations_and_messages,
     turns,
+    a_conversation_is_read_whole,
     checkpoints,
     large_states_read_back_as_written,
     every_state_reads_back_however_its_run_was_written,
@@ -310,7 +311,9 @@ async fn sqlite_stores_traces_compressed(pool: sqlx::SqlitePool) {
         .execute(&pool)
         .await
         .expect("old row");
-    assert_eq!(db.turn("g-end").await.expect("read"), Some(ended));
+    assert_eq!(db.turn("g-end").await.expect("read"), Some(ended.clone()));
+    let page = db.conversation_detail("s-end").await.expect("read");
+    assert_eq!(page.expect("s-end").turns, [ended]);
 
     // A compressed trace whose bytes were damaged.
     sqlx::query(
@@ -322,6 +325,13 @@ async fn sqlite_stores_traces_compressed(pool: sqlx::SqlitePool) {
     assert!(
         db.turn("g-cancel").await.is_err(),
         "a damaged trace is an error"
+    );
+    assert!(
+        matches!(
+            db.conversation_detail("s-cancel").await,
+            Err(aics_db::DbError::Corrupt(_))
+        ),
+        "and so is the page of its conversation"
     );
 }
 

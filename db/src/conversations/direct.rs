@@ -3,12 +3,12 @@
 //! [`super::statements`], for the writes and reads inside a turn's own
 //! transactions.
 
-use aics_types::{ChatMessage, MessageRole, Timestamp};
+use aics_types::{ChatMessage, ConversationDetail, ConversationSummary, MessageRole, Timestamp};
 use rusqlite::types::Value;
 
 use super::{
-    role_name, MessageRow, SummaryRow, TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN,
-    TOUCH_CONVERSATION,
+    role_name, MessageRow, SummaryRow, TurnColumns, CONVERSATION, INSERT_MESSAGE, MESSAGES,
+    RECENT_MESSAGES, SAVE_TURN, TOUCH_CONVERSATION, TURNS,
 };
 use crate::direct::{all, first, json, prepare, read_ts, ts};
 use crate::DbError;
@@ -68,8 +68,8 @@ impl SummaryRow {
 }
 
 impl MessageRow {
-    /// A row of [`INSERT_MESSAGE`] or [`RECENT_MESSAGES`] read on SQLite's
-    /// direct connection.
+    /// A row of [`INSERT_MESSAGE`], [`MESSAGES`] or [`RECENT_MESSAGES`]
+    /// read on SQLite's direct connection.
     fn direct(row: &rusqlite::Row<'_>) -> Result<Self, DbError> {
         Ok(Self {
             id: row.get(0)?,
@@ -80,6 +80,30 @@ impl MessageRow {
             author: row.get(5)?,
         })
     }
+}
+
+/// A conversation with its messages, turns and active run, in `tx`'s one
+/// snapshot (as `Database::conversation_detail` reads them on PostgreSQL).
+pub(super) fn detail(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: &str,
+) -> Result<Option<ConversationDetail>, DbError> {
+    let summary = first(tx, &CONVERSATION, [session_id], |row| {
+        ConversationSummary::try_from(SummaryRow::direct(row)?)
+    })?;
+    let Some(summary) = summary else {
+        return Ok(None);
+    };
+    Ok(Some(ConversationDetail {
+        summary,
+        messages: all(tx, MESSAGES, [session_id], |row| {
+            ChatMessage::try_from(MessageRow::direct(row)?)
+        })?,
+        turns: all(tx, TURNS, [session_id], |row| {
+            crate::packed::unpacked_direct(row.get_ref(0)?)
+        })?,
+        active_run: crate::runs::active_run_direct(tx, session_id)?,
+    }))
 }
 
 /// The last `n` messages of a conversation, oldest first, on SQLite's

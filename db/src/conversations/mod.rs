@@ -125,6 +125,18 @@ static INBOX: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!("{SUMMARY_SELECT} ORDER BY c.updated_at DESC, c.session_id LIMIT $1")
 });
 
+/// One conversation's summary.
+static CONVERSATION: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!("{SUMMARY_SELECT} WHERE c.session_id = $1"));
+
+/// A conversation's messages, oldest first.
+const MESSAGES: &str = "SELECT id, role, content, graph_execution_id, created_at, author \
+     FROM messages WHERE session_id = $1 ORDER BY id";
+
+/// A conversation's turns, oldest first.
+const TURNS: &str =
+    "SELECT trace FROM turns WHERE session_id = $1 ORDER BY started_at, graph_execution_id";
+
 /// The longest title made from a first message, in characters.
 const TITLE_CHARS: usize = 60;
 
@@ -201,8 +213,7 @@ impl Database {
         session_id: &str,
     ) -> Result<Option<ConversationSummary>, DbError> {
         tracing::Span::current().record("session_id", session_id);
-        let sql = format!("{SUMMARY_SELECT} WHERE c.session_id = $1");
-        let row = with_pool!(self, pool => sqlx::query_as::<_, SummaryRow>(&sql)
+        let row = with_pool!(self, pool => sqlx::query_as::<_, SummaryRow>(&CONVERSATION)
             .bind(session_id)
             .fetch_optional(pool)
             .await?);
@@ -276,10 +287,7 @@ impl Database {
     #[tracing::instrument(skip_all, fields(session_id))]
     pub async fn list_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>, DbError> {
         tracing::Span::current().record("session_id", session_id);
-        let rows = with_pool!(self, pool => sqlx::query_as::<_, MessageRow>(
-            "SELECT id, role, content, graph_execution_id, created_at, author FROM messages \
-             WHERE session_id = $1 ORDER BY id",
-        )
+        let rows = with_pool!(self, pool => sqlx::query_as::<_, MessageRow>(MESSAGES)
         .bind(session_id)
         .fetch_all(pool)
         .await?);
@@ -328,9 +336,7 @@ impl Database {
     #[tracing::instrument(skip_all, fields(session_id))]
     pub async fn list_turns(&self, session_id: &str) -> Result<Vec<ChatTurnTraceResult>, DbError> {
         tracing::Span::current().record("session_id", session_id);
-        let rows = with_pool!(self, pool => sqlx::query_as::<_, TraceRow>(
-            "SELECT trace FROM turns WHERE session_id = $1 ORDER BY started_at, graph_execution_id",
-        )
+        let rows = with_pool!(self, pool => sqlx::query_as::<_, TraceRow>(TURNS)
         .bind(session_id)
         .fetch_all(pool)
         .await?);
@@ -349,20 +355,35 @@ impl Database {
         Ok(Some(TurnDetail { trace, checkpoints }))
     }
 
-    /// A conversation with its messages and turns.
+    /// A conversation with its messages, turns and active run.
     pub async fn conversation_detail(
         &self,
         session_id: &str,
     ) -> Result<Option<ConversationDetail>, DbError> {
-        let Some(summary) = self.conversation(session_id).await? else {
-            return Ok(None);
-        };
-        Ok(Some(ConversationDetail {
-            summary,
-            messages: self.list_messages(session_id).await?,
-            turns: self.list_turns(session_id).await?,
-            active_run: self.active_run(session_id).await?,
-        }))
+        match self {
+            // A console page reads it on every opening: on the direct
+            // reader its four reads see one snapshot (a turn that ends
+            // meanwhile is shown whole or not at all) and neither wait for
+            // the pool's one connection nor copy their rows across its
+            // thread.
+            Self::Sqlite(sqlite) => {
+                sqlite
+                    .direct()?
+                    .read(|tx| direct::detail(tx, session_id))
+                    .await
+            }
+            Self::Postgres(_) => {
+                let Some(summary) = self.conversation(session_id).await? else {
+                    return Ok(None);
+                };
+                Ok(Some(ConversationDetail {
+                    summary,
+                    messages: self.list_messages(session_id).await?,
+                    turns: self.list_turns(session_id).await?,
+                    active_run: self.active_run(session_id).await?,
+                }))
+            }
+        }
     }
 }
 

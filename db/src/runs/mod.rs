@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use aics_types::{RunInfo, RunState, Timestamp};
 
+use crate::direct::read_ts;
 use crate::{now, parse_stored, Database, DbError};
 
 mod begin;
@@ -51,8 +52,42 @@ impl TryFrom<RunRow> for RunInfo {
     }
 }
 
+impl RunRow {
+    /// A row of [`COLUMNS`] read on SQLite's direct connection.
+    fn direct(row: &rusqlite::Row<'_>) -> Result<Self, DbError> {
+        Ok(Self {
+            graph_execution_id: row.get(0)?,
+            session_id: row.get(1)?,
+            state: row.get(2)?,
+            attempts: row.get(3)?,
+            note: row.get(4)?,
+            ended_by: row.get(5)?,
+            created_at: read_ts(&row.get::<_, String>(6)?)?,
+            updated_at: read_ts(&row.get::<_, String>(7)?)?,
+        })
+    }
+}
+
 const COLUMNS: &str =
     "graph_execution_id, session_id, state, attempts, note, ended_by, created_at, updated_at";
+
+/// A conversation's active run (running, paused or resuming): at most one.
+static ACTIVE_RUN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT {COLUMNS} FROM runs WHERE session_id = $1 \
+         AND state IN ('running', 'paused', 'resuming')"
+    )
+});
+
+/// [`Database::active_run`] in a transaction of SQLite's direct connection.
+pub(crate) fn active_run_direct(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: &str,
+) -> Result<Option<RunInfo>, DbError> {
+    crate::direct::first(tx, &ACTIVE_RUN, [session_id], |row| {
+        RunInfo::try_from(RunRow::direct(row)?)
+    })
+}
 
 fn until(lease: Duration) -> Timestamp {
     now() + chrono::Duration::from_std(lease).unwrap_or(chrono::Duration::seconds(30))
@@ -180,11 +215,7 @@ impl Database {
 
     /// The run that holds a conversation now, if any.
     pub async fn active_run(&self, session_id: &str) -> Result<Option<RunInfo>, DbError> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM runs WHERE session_id = $1 \
-             AND state IN ('running', 'paused', 'resuming')"
-        );
-        let row = with_pool!(self, pool => sqlx::query_as::<_, RunRow>(&sql)
+        let row = with_pool!(self, pool => sqlx::query_as::<_, RunRow>(&ACTIVE_RUN)
             .bind(session_id)
             .fetch_optional(pool)
             .await?);

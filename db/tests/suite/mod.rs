@@ -338,6 +338,60 @@ pub async fn turns(db: Database) {
     assert_eq!(detail.checkpoints[0].node, "init_state");
 }
 
+/// A conversation's page reads it whole: its summary, messages, turns and
+/// active run, the same as each read alone.
+pub async fn a_conversation_is_read_whole(db: Database) {
+    use aics_db::runs::WhenHeld;
+    let lease = std::time::Duration::from_secs(30);
+    db.begin_turn(
+        "g-0",
+        "s-w",
+        "me",
+        lease,
+        "订单123在哪？",
+        "订单123",
+        20,
+        WhenHeld::Keep,
+    )
+    .await
+    .expect("begin")
+    .started()
+    .expect("started");
+    let turn = trace("g-0", "s-w", false);
+    db.save_turn(&turn).await.expect("save");
+    db.append_message(
+        "s-w",
+        MessageRole::Assistant,
+        "Ticket TCK-1 is open.",
+        Some("g-0"),
+    )
+    .await
+    .expect("reply");
+    let whole = db
+        .conversation_detail("s-w")
+        .await
+        .expect("detail")
+        .expect("some");
+    assert_eq!(
+        Some(whole.summary.clone()),
+        db.conversation("s-w").await.expect("summary")
+    );
+    assert_eq!(
+        whole.messages,
+        db.list_messages("s-w").await.expect("messages")
+    );
+    assert_eq!(whole.messages.len(), 2);
+    assert_eq!(whole.turns, [turn]);
+    assert_eq!(whole.turns, db.list_turns("s-w").await.expect("turns"));
+    let run = whole.active_run.expect("the turn is running");
+    assert_eq!(run.graph_execution_id, "g-0");
+    assert_eq!(Some(run), db.active_run("s-w").await.expect("run"));
+    assert_eq!(
+        db.conversation_detail("s-missing").await.expect("detail"),
+        None
+    );
+}
+
 pub async fn checkpoints(db: Database) {
     let saver = SqlCheckpointer::new(db.clone());
     let c0 = checkpoint("run-1", 0, None, "init_state", Some("memory_trigger"));
