@@ -96,3 +96,17 @@ pub async fn sign_in(app: &Router, username: &str, password: &str) -> String {
     assert_eq!(status, StatusCode::OK);
     cookie
 }
+
+/// A page as a browser asks for it: its status and HTML.
+pub async fn page(app: &Router, path: &str, cookie: &str) -> (StatusCode, String) {
+    let request = req(Method::GET, path, cookie)
+        .header(header::ACCEPT, "text/html")
+        .body(Body::empty())
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}

@@ -1,0 +1,57 @@
+//! The console's pages rendered on the server, through the router
+//! (`oneshot`) on a fresh SQLite database: what a page loads and carries
+//! for its hydration.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::oneshot::{call, page, router, sign_in};
+use sqlx::SqlitePool;
+
+/// How many resources a page's hydration data carries.
+fn resources(html: &str) -> usize {
+    html.matches("__RESOLVED_RESOURCES[").count()
+}
+
+/// A conversation's page loads the signed-in user, the inbox and the
+/// conversation, each once: a page drawn again while it waits for them
+/// (Leptos walks a `Suspense`'s children more than once) must not load
+/// them again, nor send them twice.
+#[sqlx::test(migrations = false)]
+async fn a_conversation_page_loads_each_thing_once(pool: SqlitePool) {
+    let (app, console) = router(pool).await;
+    let boss = sign_in(&app, "supervisor", "supervisor-pass").await;
+    let user = aics_types::UserInfo {
+        username: "supervisor".into(),
+        role: aics_types::Role::Supervisor,
+    };
+    console
+        .chat(&user, "page-1", "Where is my order ORD-123?")
+        .await
+        .unwrap();
+    // The duplicates depended on which load finished first: ask often.
+    for _ in 0..30 {
+        let (status, html) = page(&app, "/c/page-1", &boss).await;
+        assert_eq!(status, StatusCode::OK, "{html}");
+        assert!(html.contains("ORD-123"), "the conversation is drawn");
+        assert_eq!(resources(&html), 3, "the user, the inbox, the conversation");
+    }
+}
+
+/// `/` sends a user to the latest conversation, and makes one when there
+/// is none: one, however the page's loads interleave.
+#[sqlx::test(migrations = false)]
+async fn the_console_opens_one_conversation(pool: SqlitePool) {
+    let (app, _console) = router(pool).await;
+    let boss = sign_in(&app, "supervisor", "supervisor-pass").await;
+    for _ in 0..30 {
+        let (status, html) = page(&app, "/", &boss).await;
+        assert_eq!(status, StatusCode::FOUND, "{html}");
+        assert_eq!(resources(&html), 2, "the user, the conversation to open");
+    }
+    let (status, list, _) = call(&app, Method::GET, "/api/conversations", &boss, None).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
+}
