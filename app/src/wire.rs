@@ -13,7 +13,7 @@
 //!
 //! Every server function answers with [`JsonStr`] (its protocol,
 //! [`crate::remote::Remote`], says so); every resource is a [`Resource`],
-//! made with [`resource`].
+//! made with [`resource`], and a `Suspend` awaits it with [`ready`].
 
 use std::future::Future;
 
@@ -91,6 +91,46 @@ where
     Fut: Future<Output = T> + Send + 'static,
 {
     Resource::new_with_options(source, fetcher, false)
+}
+
+/// A resource's value, as a `Suspend` awaits it before it builds the view
+/// that shows it.
+///
+/// On the server a view is built once, for its render. Leptos's `Suspense`
+/// walks its children before it renders them, and again each time its
+/// loads settle (`dry_resolve`), calling its children's closure anew each
+/// time and polling the `Suspend` it returns once; a `Suspend` that is
+/// ready at that poll builds its view in the walk, only to drop it. Each
+/// build costs a render of the view, and any resource the view makes
+/// starts another load, sent to the browser twice (a conversation's page
+/// loaded its inbox and its conversation twice in most renders, and `/`
+/// made two conversations for a user who had none). So on the server this
+/// answers at its second poll: the walks see it pending, and only the
+/// render builds the view. In the browser it is the resource's value.
+pub async fn ready<T>(resource: Resource<T>) -> T
+where
+    T: Clone + Send + Sync + 'static,
+{
+    let value = resource.await;
+    #[cfg(feature = "ssr")]
+    second_poll().await;
+    value
+}
+
+/// Pending at its first poll (asking to be polled again), ready at the
+/// next.
+#[cfg(feature = "ssr")]
+async fn second_poll() {
+    let mut polled = false;
+    std::future::poll_fn(|cx| {
+        if std::mem::replace(&mut polled, true) {
+            std::task::Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await;
 }
 
 #[cfg(test)]

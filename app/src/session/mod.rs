@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::components::errors::{PageError, PageLoading};
 use crate::error::AppError;
-use crate::wire::{resource, Resource};
+use crate::wire::{ready, resource, Resource};
 
 /// The signed-in user and the model answering, for the header.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,17 +52,8 @@ pub fn reload_to(path: &str) {
 }
 
 /// Renders `children` with the signed-in [`Session`]; redirects to `/login`
-/// when nobody is signed in (a real 302 when rendered on the server).
-///
-/// On the server the page is built once. Leptos's `Suspense` walks its
-/// children before it renders them, and again each time its loads settle
-/// (`dry_resolve`), calling the closure below anew every time; a `Suspend`
-/// whose session is already known would build the page in each walk, and
-/// each build starts the page's loads again: a conversation's page loaded
-/// and sent its inbox and its conversation twice in most renders, and `/`
-/// created two conversations for a user who had none. The walks poll the
-/// `Suspend` once: it answers only at its second poll ([`second_poll`]),
-/// so only the render builds the page.
+/// when nobody is signed in (a real 302 when rendered on the server). On
+/// the server the page is built once ([`crate::wire::ready`]).
 #[component]
 pub fn Authed<F, V>(children: F) -> impl IntoView
 where
@@ -74,10 +65,7 @@ where
     view! {
         <Suspense fallback=|| view! { <PageLoading/> }>
             {move || Suspend::new(async move {
-                let session = session.await;
-                #[cfg(feature = "ssr")]
-                second_poll().await;
-                match session {
+                match ready(session).await {
                     Ok(Some(session)) => children.with_value(|c| c(session)).into_any(),
                     Ok(None) => view! { <Redirect path="/login"/> }.into_any(),
                     Err(e) => view! { <PageError message=e.message/> }.into_any(),
@@ -85,20 +73,4 @@ where
             })}
         </Suspense>
     }
-}
-
-/// Pending at its first poll (asking to be polled again), ready at the
-/// next: what keeps [`Authed`]'s walks from building the page.
-#[cfg(feature = "ssr")]
-async fn second_poll() {
-    let mut polled = false;
-    std::future::poll_fn(|cx| {
-        if std::mem::replace(&mut polled, true) {
-            std::task::Poll::Ready(())
-        } else {
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        }
-    })
-    .await;
 }

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::api::audit_log;
 use super::when;
-use crate::wire::resource;
+use crate::wire::{ready, resource};
 
 #[component]
 pub fn AuditLog() -> impl IntoView {
@@ -19,7 +19,7 @@ pub fn AuditLog() -> impl IntoView {
             </div>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
-                    match lines.await {
+                    match ready(lines).await {
                         Err(e) => view! { <p role="alert" class="text-sm text-red-700">{e.message}</p> }.into_any(),
                         Ok(list) if list.is_empty() => view! { <p class="text-sm text-slate-500">"Nothing recorded yet."</p> }.into_any(),
                         Ok(list) => view! {

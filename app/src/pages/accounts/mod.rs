@@ -21,7 +21,7 @@ use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::components::server_form::{field, ServerForm};
 use crate::session::{Authed, Session};
-use crate::wire::resource;
+use crate::wire::{ready, resource};
 use api::{list_accounts, CreateAccount, ResetPassword, SetDisabled, UnlockAccount};
 
 /// `/accounts`.
@@ -141,7 +141,7 @@ fn Accounts(me: String) -> impl IntoView {
         {move || issued.get().map(|p| view! { <issued::IssuedPanel issued=p on_close=move || issued.set(None)/> })}
         <Transition fallback=|| view! { <p class="text-sm text-slate-500">"Loading accounts…"</p> }>
             {move || Suspend::new(async move {
-                match accounts.await {
+                match ready(accounts).await {
                     Err(e) => view! { <p role="alert" class="text-sm text-red-700">{e.message}</p> }.into_any(),
                     Ok(list) => view! {
                         <div class="overflow-x-auto rounded-2xl border border-slate-200 bg-white shadow-sm">

@@ -28,7 +28,7 @@ use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::components::live_dot::LiveDot;
 use crate::session::{Authed, Session};
-use crate::wire::resource;
+use crate::wire::{ready, resource};
 use api::{decided_approvals, pending_approvals, DecideApproval};
 use card::ApprovalCard;
 use decided::DecidedTable;
@@ -191,7 +191,7 @@ fn ApprovalQueue() -> impl IntoView {
             </div>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
-                    match decided.await {
+                    match ready(decided).await {
                         Ok(list) if !list.is_empty() => view! { <DecidedTable list/> }.into_any(),
                         Ok(_) => view! { <p class="text-sm text-slate-500">"No decisions yet."</p> }.into_any(),
                         Err(e) => view! { <p role="alert" class="text-sm text-red-700">{e.message}</p> }.into_any(),

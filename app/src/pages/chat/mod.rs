@@ -21,7 +21,7 @@ use leptos_router::hooks::use_params_map;
 use crate::call::Call;
 use crate::components::markdown::Markdown;
 use crate::components::server_form::{field, ServerForm};
-use crate::wire::resource;
+use crate::wire::{ready, resource};
 use api::{load_customer_chat, CustomerSend, StartChat};
 use state::ChatState;
 
@@ -152,7 +152,7 @@ pub fn CustomerChatPage() -> impl IntoView {
     view! {
         <Suspense fallback=|| view! { <ChatFrame lang="en".to_string()><p class="p-6 text-sm text-slate-500">"…"</p></ChatFrame> }>
             {move || Suspend::new(async move {
-                match chat.await {
+                match ready(chat).await {
                     Ok(loaded) => view! { <LiveChat loaded token=token.get_untracked()/> }.into_any(),
                     Err(_) => view! {
                         <ChatFrame lang="en".to_string()>

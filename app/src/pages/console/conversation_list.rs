@@ -17,7 +17,7 @@ use crate::components::errors::or_alert;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::server_form::ServerForm;
 use crate::session::reload_to;
-use crate::wire::resource;
+use crate::wire::{ready, resource};
 
 /// The conversation list; `refresh` reloads it.
 #[component]
@@ -108,7 +108,7 @@ pub fn ConversationList(current: Memo<Option<String>>, refresh: RwSignal<u32>) -
             <div class="min-h-0 flex-1 overflow-y-auto">
                 <Transition fallback=|| view! { <p class="px-3 py-2 text-sm text-slate-500">"Loading…"</p> }>
                         {move || Suspend::new(async move {
-                            or_alert(conversations.await, "mx-3 p-2", |list| {
+                            or_alert(ready(conversations).await, "mx-3 p-2", |list| {
                                     if list.is_empty() {
                                         view! {
                                             <p class="px-3 py-2 text-sm text-slate-500">"No conversations yet."</p>

@@ -42,7 +42,7 @@ use leptos_router::NavigateOptions;
 use crate::components::errors::or_alert;
 use crate::components::layout::Layout;
 use crate::session::{Authed, Session};
-use crate::wire::resource;
+use crate::wire::{ready, resource};
 use api::{get_conversation, open_conversation};
 use conversation_list::ConversationList;
 use live::ChatLive;
@@ -89,7 +89,7 @@ fn OpenConversation() -> impl IntoView {
     view! {
         <Suspense fallback=|| view! { <Pane>"Opening the latest conversation…"</Pane> }>
             {move || Suspend::new(async move {
-                    or_alert(target.await, "m-6 md:col-start-2 xl:col-span-2", |id| {
+                    or_alert(ready(target).await, "m-6 md:col-start-2 xl:col-span-2", |id| {
                         let options = NavigateOptions {
                             replace: true,
                             ..Default::default()
@@ -117,7 +117,7 @@ fn ChatView(id: String, session: Session, refresh: RwSignal<u32>) -> impl IntoVi
         <Transition fallback=|| view! { <Pane>"Loading the conversation…"</Pane> }>
                 {move || Suspend::new(async move {
                     let session = session.get_value();
-                    or_alert(detail.await, "m-6 md:col-start-2 xl:col-span-2", |loaded| {
+                    or_alert(ready(detail).await, "m-6 md:col-start-2 xl:col-span-2", |loaded| {
                         view! { <ChatLive loaded session refresh/> }
                     })
                 })}

@@ -11,6 +11,7 @@ use crate::components::errors::PageLoading;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::server_form::{field, ServerForm};
 use crate::session::{reload_to, SessionResource};
+use crate::wire::ready;
 use api::Login;
 
 /// `/login`: the sign-in form; a signed-in visitor goes to the console.
@@ -20,7 +21,7 @@ pub fn LoginPage() -> impl IntoView {
     view! {
         <Suspense fallback=|| view! { <PageLoading/> }>
             {move || Suspend::new(async move {
-                match session.await {
+                match ready(session).await {
                     Ok(Some(_)) => view! { <Redirect path="/"/> }.into_any(),
                     _ => view! { <LoginForm/> }.into_any(),
                 }

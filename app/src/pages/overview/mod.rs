@@ -14,7 +14,7 @@ use crate::components::errors::or_alert;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::session::{Authed, Session};
-use crate::wire::resource;
+use crate::wire::{ready, resource};
 use api::get_overview;
 use chart::{Bar, BarChart};
 
@@ -87,7 +87,7 @@ fn OverviewView(days: Memo<u32>) -> impl IntoView {
         </div>
         <Transition fallback=|| view! { <p class="text-sm text-slate-500">"Counting…"</p> }>
             {move || Suspend::new(async move {
-                or_alert(overview.await, "", |o| view! { <Charts overview=o/> })
+                or_alert(ready(overview).await, "", |o| view! { <Charts overview=o/> })
             })}
         </Transition>
     }

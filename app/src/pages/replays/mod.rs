@@ -18,7 +18,7 @@ use crate::components::errors::or_alert;
 use crate::components::icons::{Icon, IconKind};
 use crate::components::layout::Layout;
 use crate::session::{Authed, Session};
-use crate::wire::resource;
+use crate::wire::{ready, resource};
 use api::list_replay_sets;
 
 /// `/replays`.
@@ -75,7 +75,7 @@ fn ReplaysView() -> impl IntoView {
                     <h2 class="mb-2 text-sm font-semibold text-slate-700">"Sets"</h2>
                     <Transition fallback=|| view! { <p class="text-xs text-slate-500">"Loading…"</p> }>
                             {move || Suspend::new(async move {
-                                or_alert(sets.await, "", |sets| {
+                                or_alert(ready(sets).await, "", |sets| {
                                     if sets.is_empty() {
                                         view! { <p data-testid="no-replay-sets" class="text-xs text-slate-500">"No sets yet."</p> }.into_any()
                                     } else {

@@ -32,7 +32,7 @@ use crate::components::layout::Layout;
 use crate::components::timeline::ToolTimeline;
 use crate::components::trace::TracePanel;
 use crate::session::{Authed, Session};
-use crate::wire::resource;
+use crate::wire::{ready, resource};
 use api::get_turn;
 use path::PathGraph;
 use step::StepItem;
@@ -109,7 +109,7 @@ fn TurnBody(session: Session, id: Memo<String>) -> impl IntoView {
             <main class="mx-auto max-w-6xl p-4 lg:p-6">
                 <Transition fallback=|| view! { <p class="text-sm text-slate-500">"Loading the turn…"</p> }>
                     {move || Suspend::new(async move {
-                        or_alert(detail.await, "", |detail| view! { <TurnView detail supervisor/> })
+                        or_alert(ready(detail).await, "", |detail| view! { <TurnView detail supervisor/> })
                     })}
                 </Transition>
             </main>
