@@ -5,7 +5,8 @@
 //! - [`statements`]: the SQL text and the statement macros that other
 //!   stores' transactions reuse (`runs` begins and ends a turn with them);
 //! - [`direct`]: the same statements on SQLite's direct connection
-//!   ([`crate::direct`]), for the writes and reads of a turn.
+//!   ([`crate::direct`]), for the writes and reads of a turn and a
+//!   conversation's page.
 //! - [`trace_column`]: how `turns.trace` is stored and read back.
 
 use aics_types::{

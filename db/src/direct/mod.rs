@@ -8,7 +8,8 @@
 //! SQLite, set the pace of a turn (BENCHMARKS.md, "The chat API, round 3").
 //! A turn's own writes — its start, its checkpoints, its end — and the
 //! reads every turn makes (its tools' orders, its customer's memories),
-//! and the inbox every console page shows, therefore run here instead, in
+//! and the inbox and the conversation every console page shows (the
+//! conversation's reads in one snapshot), therefore run here instead, in
 //! the caller's thread, a whole transaction at a time: the writes on one
 //! connection of ours to the same file, the reads on another beside it (in
 //! WAL mode a read never waits for a write, nor a write for a read). With
