@@ -40,6 +40,41 @@ async fn a_conversation_page_loads_each_thing_once(pool: SqlitePool) {
     }
 }
 
+/// Every signed-in page with data loads each thing once too: the user,
+/// then the page's own data.
+#[sqlx::test(migrations = false)]
+async fn each_page_loads_each_thing_once(pool: SqlitePool) {
+    let (app, console) = router(pool).await;
+    let boss = sign_in(&app, "supervisor", "supervisor-pass").await;
+    let user = aics_types::UserInfo {
+        username: "supervisor".into(),
+        role: aics_types::Role::Supervisor,
+    };
+    let turn = console
+        .chat(&user, "page-2", "Where is my order ORD-123?")
+        .await
+        .unwrap();
+    let turn_page = format!("/turns/{}", turn.graph_execution_id);
+    let pages = [
+        (
+            "/approvals",
+            3,
+            "the user, the pending and the decided approvals",
+        ),
+        ("/overview", 2, "the user, the overview"),
+        (turn_page.as_str(), 2, "the user, the turn"),
+        ("/replays", 2, "the user, the replay sets"),
+        ("/accounts", 3, "the user, the accounts, the audit log"),
+    ];
+    for (path, loads, what) in pages {
+        for _ in 0..10 {
+            let (status, html) = page(&app, path, &boss).await;
+            assert_eq!(status, StatusCode::OK, "{path}: {html}");
+            assert_eq!(resources(&html), loads, "{path}: {what}");
+        }
+    }
+}
+
 /// `/` sends a user to the latest conversation, and makes one when there
 /// is none: one, however the page's loads interleave.
 #[sqlx::test(migrations = false)]
