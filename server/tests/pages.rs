@@ -38,6 +38,11 @@ async fn a_conversation_page_loads_each_thing_once(pool: SqlitePool) {
         assert!(html.contains("ORD-123"), "the conversation is drawn");
         assert_eq!(resources(&html), 3, "the user, the inbox, the conversation");
     }
+    // Signed out: sent to sign in, and nothing of the conversation loaded.
+    let (status, html) = page(&app, "/c/page-1", "").await;
+    assert_eq!(status, StatusCode::FOUND, "{html}");
+    assert_eq!(resources(&html), 1, "only the (absent) user");
+    assert!(!html.contains("ORD-123"), "{html}");
 }
 
 /// Every signed-in page with data loads each thing once too: the user,
