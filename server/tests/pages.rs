@@ -45,8 +45,9 @@ async fn a_conversation_page_loads_each_thing_once(pool: SqlitePool) {
     assert!(!html.contains("ORD-123"), "{html}");
 }
 
-/// Every signed-in page with data loads each thing once too: the user,
-/// then the page's own data.
+/// Every page with data loads each thing once too: the user, then the
+/// page's own data (the customer's chat included, which nobody signs in
+/// to).
 #[sqlx::test(migrations = false)]
 async fn each_page_loads_each_thing_once(pool: SqlitePool) {
     let (app, console) = router(pool).await;
@@ -60,7 +61,9 @@ async fn each_page_loads_each_thing_once(pool: SqlitePool) {
         .await
         .unwrap();
     let turn_page = format!("/turns/{}", turn.graph_execution_id);
+    let link = console.chat_link(&user, "page-2").await.unwrap();
     let pages = [
+        (link.path.as_str(), 2, "the user, the customer's chat"),
         (
             "/approvals",
             3,
