@@ -1,14 +1,41 @@
-//! The console's pages rendered on the server, through the router
-//! (`oneshot`) on a fresh SQLite database: what a page loads and carries
-//! for its hydration.
+//! Pages rendered on the server, through the router (`oneshot`) on a
+//! fresh SQLite database: what a page loads and carries for its
+//! hydration.
 
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
+use aics_service::Console;
+use aics_types::{ChatTurnTraceResult, Role, UserInfo};
 use axum::http::{Method, StatusCode};
+use axum::Router;
 use common::oneshot::{call, page, router, sign_in};
 use sqlx::SqlitePool;
+
+const SUPERVISOR: &str = "supervisor";
+
+/// The router, the supervisor's cookie and a turn of conversation
+/// `session` the supervisor ran.
+async fn with_a_turn(
+    pool: SqlitePool,
+    session: &str,
+) -> (Router, Console, String, ChatTurnTraceResult) {
+    let (app, console) = router(pool).await;
+    let cookie = sign_in(&app, SUPERVISOR, "supervisor-pass").await;
+    let turn = console
+        .chat(&supervisor(), session, "Where is my order ORD-123?")
+        .await
+        .unwrap();
+    (app, console, cookie, turn)
+}
+
+fn supervisor() -> UserInfo {
+    UserInfo {
+        username: SUPERVISOR.into(),
+        role: Role::Supervisor,
+    }
+}
 
 /// How many resources a page's hydration data carries.
 fn resources(html: &str) -> usize {
@@ -21,16 +48,7 @@ fn resources(html: &str) -> usize {
 /// them again, nor send them twice.
 #[sqlx::test(migrations = false)]
 async fn a_conversation_page_loads_each_thing_once(pool: SqlitePool) {
-    let (app, console) = router(pool).await;
-    let boss = sign_in(&app, "supervisor", "supervisor-pass").await;
-    let user = aics_types::UserInfo {
-        username: "supervisor".into(),
-        role: aics_types::Role::Supervisor,
-    };
-    console
-        .chat(&user, "page-1", "Where is my order ORD-123?")
-        .await
-        .unwrap();
+    let (app, _console, boss, _turn) = with_a_turn(pool, "page-1").await;
     // The duplicates depended on which load finished first: ask often.
     for _ in 0..30 {
         let (status, html) = page(&app, "/c/page-1", &boss).await;
@@ -50,18 +68,9 @@ async fn a_conversation_page_loads_each_thing_once(pool: SqlitePool) {
 /// to).
 #[sqlx::test(migrations = false)]
 async fn each_page_loads_each_thing_once(pool: SqlitePool) {
-    let (app, console) = router(pool).await;
-    let boss = sign_in(&app, "supervisor", "supervisor-pass").await;
-    let user = aics_types::UserInfo {
-        username: "supervisor".into(),
-        role: aics_types::Role::Supervisor,
-    };
-    let turn = console
-        .chat(&user, "page-2", "Where is my order ORD-123?")
-        .await
-        .unwrap();
+    let (app, console, boss, turn) = with_a_turn(pool, "page-2").await;
     let turn_page = format!("/turns/{}", turn.graph_execution_id);
-    let link = console.chat_link(&user, "page-2").await.unwrap();
+    let link = console.chat_link(&supervisor(), "page-2").await.unwrap();
     let pages = [
         (link.path.as_str(), 2, "the user, the customer's chat"),
         (
@@ -88,7 +97,7 @@ async fn each_page_loads_each_thing_once(pool: SqlitePool) {
 #[sqlx::test(migrations = false)]
 async fn the_console_opens_one_conversation(pool: SqlitePool) {
     let (app, _console) = router(pool).await;
-    let boss = sign_in(&app, "supervisor", "supervisor-pass").await;
+    let boss = sign_in(&app, SUPERVISOR, "supervisor-pass").await;
     for _ in 0..30 {
         let (status, html) = page(&app, "/", &boss).await;
         assert_eq!(status, StatusCode::FOUND, "{html}");
