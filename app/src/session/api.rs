@@ -27,8 +27,9 @@ pub(crate) async fn signed_in() -> Result<(aics_service::Console, aics_types::Us
 /// The user one request is signed in as, looked up once: a page rendered
 /// on the server calls several server functions (a conversation's page:
 /// the session, the inbox, the conversation), and each one's
-/// [`signed_in`] would look the session up again. The server provides a fresh one to
-/// each request; a failure is not kept (the next call tries again).
+/// [`signed_in`] would look the session up again. The server provides a
+/// fresh one to each request; a failure is not kept (the next call tries
+/// again).
 #[cfg(feature = "ssr")]
 #[derive(Clone, Default)]
 pub struct RequestUser(std::sync::Arc<tokio::sync::OnceCell<aics_types::UserInfo>>);
