@@ -4,11 +4,14 @@
 //! ```text
 //! aics-bench --variant memory [--warmup-seconds 2] [--seq-seconds 10]
 //!            [--conc-seconds 10] [--concurrency 32] [--durability sync|async|exit]
+//!            [--thread-ids random|time]
 //! ```
 //!
 //! `--durability` is the graph's checkpoint mode (aics_graph::Durability,
 //! LangGraph's option of the same name); the default is `sync`, the
-//! server's default.
+//! server's default. `--thread-ids` names each turn's thread: `random`
+//! (v4, the default) as the workload prescribes, `time` as the server
+//! names its turns (`workload::ThreadIds`).
 //!
 //! # Layout
 //! - `workload`: the graph, the fake model, the shop behind the tools, one
@@ -29,7 +32,7 @@ use std::time::{Duration, Instant};
 use aics_graph::{Checkpointer, Graph, MemoryCheckpointer};
 
 use aics_bench::{pct, rss_mb};
-use workload::{build_graph, run_turn, State};
+use workload::{build_graph, run_turn, State, ThreadIds};
 
 /// Checkpoints per turn: the input, then one per node executed
 /// (init_state, memory_trigger, agent ×3, tools ×2, finalize), as LangGraph
@@ -58,6 +61,7 @@ struct Args {
     concurrency: usize,
     label: Option<String>,
     durability: aics_graph::Durability,
+    thread_ids: ThreadIds,
 }
 
 fn parse_args() -> Result<Args, BenchError> {
@@ -69,6 +73,7 @@ fn parse_args() -> Result<Args, BenchError> {
         concurrency: 32,
         label: None,
         durability: aics_graph::Durability::Sync,
+        thread_ids: ThreadIds::Random,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -93,10 +98,17 @@ fn parse_args() -> Result<Args, BenchError> {
                     BenchError::Usage(format!("--durability is sync, async or exit, not {v}"))
                 })?;
             }
+            "--thread-ids" => {
+                let v = value()?;
+                args.thread_ids = ThreadIds::parse(&v).ok_or_else(|| {
+                    BenchError::Usage(format!("--thread-ids is random or time, not {v}"))
+                })?;
+            }
             "-h" | "--help" => {
                 return Err(BenchError::Usage(
                     "aics-bench --variant memory|sqlite|postgres [--warmup-seconds S] [--seq-seconds S] \
-                     [--conc-seconds S] [--concurrency N] [--label NAME] [--durability sync|async|exit]"
+                     [--conc-seconds S] [--concurrency N] [--label NAME] [--durability sync|async|exit] \
+                     [--thread-ids random|time]"
                         .into(),
                 ))
             }
@@ -197,8 +209,8 @@ async fn sql_store(url: &str) -> Result<Store, BenchError> {
     })
 }
 
-async fn one_turn(graph: &Graph<State>, store: &Store) -> Result<(), BenchError> {
-    let thread = run_turn(graph, store.checkpointer.as_ref()).await?;
+async fn one_turn(graph: &Graph<State>, store: &Store, ids: ThreadIds) -> Result<(), BenchError> {
+    let thread = run_turn(graph, store.checkpointer.as_ref(), ids).await?;
     store.after_turn(&thread)?;
     Ok(())
 }
@@ -210,12 +222,13 @@ fn ms(d: Duration) -> f64 {
 async fn run(args: Args) -> Result<(), BenchError> {
     let graph = Arc::new(build_graph(args.durability)?);
     let store = Arc::new(make_store(&args.variant).await?);
+    let ids = args.thread_ids;
 
     // Warm-up: at least WARMUP seconds and 5 turns.
     let end = Instant::now() + Duration::from_secs_f64(args.warmup);
     let mut warm = 0usize;
     while Instant::now() < end || warm < 5 {
-        one_turn(&graph, &store).await?;
+        one_turn(&graph, &store, ids).await?;
         warm += 1;
     }
 
@@ -225,7 +238,7 @@ async fn run(args: Args) -> Result<(), BenchError> {
     let end = t0 + Duration::from_secs_f64(args.seq);
     loop {
         let s = Instant::now();
-        one_turn(&graph, &store).await?;
+        one_turn(&graph, &store, ids).await?;
         let e = Instant::now();
         lat.push(ms(e - s));
         if e >= end {
@@ -248,7 +261,7 @@ async fn run(args: Args) -> Result<(), BenchError> {
             let mut lat = Vec::new();
             while Instant::now() < end {
                 let s = Instant::now();
-                one_turn(&graph, &store).await?;
+                one_turn(&graph, &store, ids).await?;
                 lat.push(ms(s.elapsed()));
             }
             Ok::<_, BenchError>(lat)
@@ -273,10 +286,11 @@ async fn run(args: Args) -> Result<(), BenchError> {
         if cfg!(feature = "mimalloc") { "mimalloc" } else { "system" },
     );
     println!(
-        "engine=aics variant={} durability={} turns_per_s={seq_tps:.1} p50_ms={:.3} p99_ms={:.3} rss_mb={rss:.1} \
+        "engine=aics variant={} durability={} thread_ids={} turns_per_s={seq_tps:.1} p50_ms={:.3} p99_ms={:.3} rss_mb={rss:.1} \
          conc{c}_turns_per_s={conc_tps:.1} conc{c}_p50_ms={:.3} conc{c}_p99_ms={:.3} seq_turns={} conc_turns={}",
         args.label.as_deref().unwrap_or(&args.variant),
         args.durability,
+        ids.as_str(),
         pct(&lat, 50.0),
         pct(&lat, 99.0),
         pct(&clat, 50.0),
@@ -312,7 +326,9 @@ mod tests {
     async fn the_memory_variant_checks_and_drops_each_turns_checkpoints() {
         let graph = build_graph(aics_graph::Durability::Sync).expect("graph");
         let store = make_store("memory").await.expect("store");
-        one_turn(&graph, &store).await.expect("turn");
+        one_turn(&graph, &store, ThreadIds::Random)
+            .await
+            .expect("turn");
         assert!(matches!(
             make_store("nosuch").await,
             Err(BenchError::Usage(_))

@@ -462,13 +462,51 @@ impl Observer<State> for TokenSink {
     }
 }
 
+/// How each turn's new thread is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadIds {
+    /// A random UUID (v4), as the workload prescribes: a caller names the
+    /// thread, as LangGraph's callers do.
+    Random,
+    /// A UUID that sorts by time, as the server names every turn's thread
+    /// (`aics_graph::new_id`): the rows of one turn after another then
+    /// append to the checkpoints' index instead of each landing on a
+    /// random page of it.
+    Time,
+}
+
+impl ThreadIds {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "random" => Some(Self::Random),
+            "time" => Some(Self::Time),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Random => "random",
+            Self::Time => "time",
+        }
+    }
+
+    fn next(self) -> String {
+        match self {
+            Self::Random => uuid::Uuid::new_v4().to_string(),
+            Self::Time => aics_graph::new_id(),
+        }
+    }
+}
+
 /// One turn: a new thread, the user message, the token stream consumed and
 /// the tokens of the `agent` node counted, then the checks.
 pub async fn run_turn(
     graph: &Graph<State>,
     checkpointer: &dyn Checkpointer,
+    ids: ThreadIds,
 ) -> Result<String, TurnError> {
-    let thread_id = uuid::Uuid::new_v4().to_string();
+    let thread_id = ids.next();
     let state = State {
         messages: vec![Message::user(USER_MSG).into()],
         ..State::default()
@@ -520,7 +558,13 @@ mod tests {
     async fn one_turn_passes_its_checks_and_writes_its_input_and_eight_checkpoints() {
         let graph = build_graph(aics_graph::Durability::Sync).expect("graph");
         let cp = MemoryCheckpointer::new();
-        let thread = run_turn(&graph, &cp).await.expect("turn");
+        let thread = run_turn(&graph, &cp, ThreadIds::Random)
+            .await
+            .expect("turn");
+        assert_eq!(
+            uuid::Uuid::parse_str(&thread).map(|u| u.get_version_num()),
+            Ok(4)
+        );
         let steps = cp.list(&thread).await.expect("list");
         let nodes: Vec<&str> = steps.iter().map(|c| c.node.as_str()).collect();
         assert_eq!(
@@ -538,5 +582,20 @@ mod tests {
             ]
         );
         assert_eq!(FINAL_TOKENS.len(), 60);
+    }
+
+    #[tokio::test]
+    async fn time_ordered_threads_are_named_as_the_server_names_them() {
+        let graph = build_graph(aics_graph::Durability::Sync).expect("graph");
+        let cp = MemoryCheckpointer::new();
+        let first = run_turn(&graph, &cp, ThreadIds::Time).await.expect("turn");
+        let second = run_turn(&graph, &cp, ThreadIds::Time).await.expect("turn");
+        assert_eq!(
+            uuid::Uuid::parse_str(&first).map(|u| u.get_version_num()),
+            Ok(7)
+        );
+        assert!(first < second, "{first} then {second}");
+        assert_eq!(ThreadIds::parse("time"), Some(ThreadIds::Time));
+        assert_eq!(ThreadIds::parse("v4"), None);
     }
 }
