@@ -1,0 +1,95 @@
+//! What one SQLite commit costs on this machine, with nothing of aics
+//! around it: the floor under a `sync` checkpoint, which commits once per
+//! node (BENCHMARKS.md, round 20).
+//!
+//! On a fresh file with the server's settings (WAL, `synchronous =
+//! NORMAL`, no checkpoint inside a commit: the server's run off the
+//! commit path, `db/src/wal.rs`), it times, per commit:
+//! - an empty transaction (`BEGIN IMMEDIATE`, `COMMIT`);
+//! - one small row into a table with no index;
+//! - one small row into a table with a unique index on two text columns,
+//!   as `checkpoints` has, its first column random (the workload's thread
+//!   ids) or sorting by time (the server's);
+//! - the last, with the transaction begun and committed by cached
+//!   statements instead of rusqlite's `Transaction` (which prepares
+//!   `BEGIN` and `COMMIT` each time).
+//!
+//! ```text
+//! cargo run --release -p aics-db --example commit_floor -- [commits per case, default 10000]
+//! ```
+
+use std::time::Instant;
+
+use rusqlite::{params, Connection, TransactionBehavior};
+
+type Error = Box<dyn std::error::Error>;
+
+/// Runs `commit` `n` times; the mean microseconds of one.
+fn per_commit(n: u32, mut commit: impl FnMut(u32) -> rusqlite::Result<()>) -> Result<f64, Error> {
+    let started = Instant::now();
+    for i in 0..n {
+        commit(i)?;
+    }
+    Ok(started.elapsed().as_secs_f64() * 1e6 / f64::from(n))
+}
+
+fn cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(drop)
+}
+
+fn main() -> Result<(), Error> {
+    let n: u32 = match std::env::args().nth(1) {
+        Some(n) => n.parse()?,
+        None => 10_000,
+    };
+    let path = std::env::temp_dir().join(format!("aics-commit-floor-{}.db", std::process::id()));
+    let mut conn = Connection::open(&path)?;
+    conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    conn.execute_batch(
+        "CREATE TABLE bare (id INTEGER PRIMARY KEY, a TEXT NOT NULL);
+         CREATE TABLE keyed (id INTEGER PRIMARY KEY, a TEXT NOT NULL, b TEXT NOT NULL, UNIQUE (a, b));",
+    )?;
+    let row = |conn: &Connection, a: &str, b: &str| {
+        conn.prepare_cached("INSERT INTO keyed (a, b) VALUES (?1, ?2)")?
+            .execute(params![a, b])
+            .map(drop)
+    };
+
+    let empty = per_commit(n, |_| {
+        cached(&conn, "BEGIN IMMEDIATE")?;
+        cached(&conn, "COMMIT")
+    })?;
+    let bare = per_commit(n, |i| {
+        cached(&conn, "BEGIN IMMEDIATE")?;
+        conn.prepare_cached("INSERT INTO bare (a) VALUES (?1)")?
+            .execute(params![format!("row {i}")])?;
+        cached(&conn, "COMMIT")
+    })?;
+    let random = per_commit(n, |i| {
+        cached(&conn, "BEGIN IMMEDIATE")?;
+        row(&conn, &uuid::Uuid::new_v4().to_string(), &i.to_string())?;
+        cached(&conn, "COMMIT")
+    })?;
+    let time = per_commit(n, |i| {
+        cached(&conn, "BEGIN IMMEDIATE")?;
+        row(&conn, &uuid::Uuid::now_v7().to_string(), &i.to_string())?;
+        cached(&conn, "COMMIT")
+    })?;
+    let rusqlite_tx = per_commit(n, |i| {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        row(&tx, &uuid::Uuid::now_v7().to_string(), &i.to_string())?;
+        tx.commit()
+    })?;
+    drop(conn);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    println!(
+        "sqlite_commit commits={n} empty_us={empty:.2} row_no_index_us={bare:.2} \
+         row_indexed_random_us={random:.2} row_indexed_time_us={time:.2} \
+         row_indexed_time_rusqlite_tx_us={rusqlite_tx:.2}"
+    );
+    Ok(())
+}
