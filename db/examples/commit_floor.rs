@@ -10,9 +10,11 @@
 //! - one small row into a table with a unique index on two text columns,
 //!   as `checkpoints` has, its first column random (the workload's thread
 //!   ids) or sorting by time (the server's);
-//! - the last, with the transaction begun and committed by cached
-//!   statements instead of rusqlite's `Transaction` (which prepares
-//!   `BEGIN` and `COMMIT` each time).
+//! - the last, with the transaction begun and committed by rusqlite's
+//!   `Transaction` (which prepares `BEGIN` and `COMMIT` each time)
+//!   instead of cached statements;
+//! - nine rows of about a checkpoint's size (three ids and 310 bytes) in
+//!   one commit, on one random thread id: the floor under an `exit` turn.
 //!
 //! ```text
 //! cargo run --release -p aics-db --example commit_floor -- [commits per case, default 10000]
@@ -49,7 +51,9 @@ fn main() -> Result<(), Error> {
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
     conn.execute_batch(
         "CREATE TABLE bare (id INTEGER PRIMARY KEY, a TEXT NOT NULL);
-         CREATE TABLE keyed (id INTEGER PRIMARY KEY, a TEXT NOT NULL, b TEXT NOT NULL, UNIQUE (a, b));",
+         CREATE TABLE keyed (id INTEGER PRIMARY KEY, a TEXT NOT NULL, b TEXT NOT NULL, UNIQUE (a, b));
+         CREATE TABLE turns (id INTEGER PRIMARY KEY, thread TEXT NOT NULL, checkpoint TEXT NOT NULL,
+                             parent TEXT, body BLOB NOT NULL, UNIQUE (thread, checkpoint));",
     )?;
     let row = |conn: &Connection, a: &str, b: &str| {
         conn.prepare_cached("INSERT INTO keyed (a, b) VALUES (?1, ?2)")?
@@ -82,6 +86,24 @@ fn main() -> Result<(), Error> {
         row(&tx, &uuid::Uuid::now_v7().to_string(), &i.to_string())?;
         tx.commit()
     })?;
+    // Bytes that do not compress, as a compressed state's do not.
+    let body: Vec<u8> = (0..310u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let turn = per_commit(n, |_| {
+        let thread = uuid::Uuid::new_v4().to_string();
+        cached(&conn, "BEGIN IMMEDIATE")?;
+        let mut parent: Option<String> = None;
+        for _ in 0..9 {
+            let id = uuid::Uuid::now_v7().to_string();
+            conn.prepare_cached(
+                "INSERT INTO turns (thread, checkpoint, parent, body) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![thread, id, parent, body])?;
+            parent = Some(id);
+        }
+        cached(&conn, "COMMIT")
+    })?;
     drop(conn);
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
@@ -89,7 +111,7 @@ fn main() -> Result<(), Error> {
     println!(
         "sqlite_commit commits={n} empty_us={empty:.2} row_no_index_us={bare:.2} \
          row_indexed_random_us={random:.2} row_indexed_time_us={time:.2} \
-         row_indexed_time_rusqlite_tx_us={rusqlite_tx:.2}"
+         row_indexed_time_rusqlite_tx_us={rusqlite_tx:.2} nine_rows_us={turn:.2}"
     );
     Ok(())
 }
