@@ -106,31 +106,16 @@ where
 /// loaded its inbox and its conversation twice in most renders, and `/`
 /// made two conversations for a user who had none). So on the server this
 /// answers at its second poll: the walks see it pending, and only the
-/// render builds the view. In the browser it is the resource's value.
+/// render builds the view (`yield_now` is pending at its first poll and
+/// ready at the next). In the browser it is the resource's value.
 pub async fn ready<T>(resource: Resource<T>) -> T
 where
     T: Clone + Send + Sync + 'static,
 {
     let value = resource.await;
     #[cfg(feature = "ssr")]
-    second_poll().await;
+    tokio::task::yield_now().await;
     value
-}
-
-/// Pending at its first poll (asking to be polled again), ready at the
-/// next.
-#[cfg(feature = "ssr")]
-async fn second_poll() {
-    let mut polled = false;
-    std::future::poll_fn(|cx| {
-        if std::mem::replace(&mut polled, true) {
-            std::task::Poll::Ready(())
-        } else {
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        }
-    })
-    .await;
 }
 
 #[cfg(test)]
