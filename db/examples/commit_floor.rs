@@ -14,7 +14,12 @@
 //!   `Transaction` (which prepares `BEGIN` and `COMMIT` each time)
 //!   instead of cached statements;
 //! - nine rows of about a checkpoint's size (three ids and 310 bytes) in
-//!   one commit, on one random thread id: the floor under an `exit` turn.
+//!   one commit, on one random thread id: the floor under an `exit` turn;
+//! - the same with a 64 MB page cache instead of SQLite's 2 MB: slower,
+//!   not faster. A leaf split in the middle of an index renumbers its
+//!   pages through a spare page number far past the file's end, and the
+//!   commit then scans the cache's whole hash table to drop pages past
+//!   the end: a cost that grows with the cache (BENCHMARKS.md, round 21).
 //!
 //! ```text
 //! cargo run --release -p aics-db --example commit_floor -- [commits per case, default 10000]
@@ -53,7 +58,10 @@ fn main() -> Result<(), Error> {
         "CREATE TABLE bare (id INTEGER PRIMARY KEY, a TEXT NOT NULL);
          CREATE TABLE keyed (id INTEGER PRIMARY KEY, a TEXT NOT NULL, b TEXT NOT NULL, UNIQUE (a, b));
          CREATE TABLE turns (id INTEGER PRIMARY KEY, thread TEXT NOT NULL, checkpoint TEXT NOT NULL,
-                             parent TEXT, body BLOB NOT NULL, UNIQUE (thread, checkpoint));",
+                             parent TEXT, body BLOB NOT NULL, UNIQUE (thread, checkpoint));
+         CREATE TABLE turns_big_cache (id INTEGER PRIMARY KEY, thread TEXT NOT NULL,
+                             checkpoint TEXT NOT NULL, parent TEXT, body BLOB NOT NULL,
+                             UNIQUE (thread, checkpoint));",
     )?;
     let row = |conn: &Connection, a: &str, b: &str| {
         conn.prepare_cached("INSERT INTO keyed (a, b) VALUES (?1, ?2)")?
@@ -90,20 +98,27 @@ fn main() -> Result<(), Error> {
     let body: Vec<u8> = (0..310u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
-    let turn = per_commit(n, |_| {
-        let thread = uuid::Uuid::new_v4().to_string();
-        cached(&conn, "BEGIN IMMEDIATE")?;
-        let mut parent: Option<String> = None;
-        for _ in 0..9 {
-            let id = uuid::Uuid::now_v7().to_string();
-            conn.prepare_cached(
-                "INSERT INTO turns (thread, checkpoint, parent, body) VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![thread, id, parent, body])?;
-            parent = Some(id);
-        }
-        cached(&conn, "COMMIT")
-    })?;
+    // An `exit` turn's rows into `table`, each turn one commit.
+    let turns = |conn: &Connection, table: &str| {
+        let insert = format!(
+            "INSERT INTO {table} (thread, checkpoint, parent, body) VALUES (?1, ?2, ?3, ?4)"
+        );
+        per_commit(n, |_| {
+            let thread = uuid::Uuid::new_v4().to_string();
+            cached(conn, "BEGIN IMMEDIATE")?;
+            let mut parent: Option<String> = None;
+            for _ in 0..9 {
+                let id = uuid::Uuid::now_v7().to_string();
+                conn.prepare_cached(&insert)?
+                    .execute(params![thread, id, parent, body])?;
+                parent = Some(id);
+            }
+            cached(conn, "COMMIT")
+        })
+    };
+    let turn = turns(&conn, "turns")?;
+    conn.pragma_update(None, "cache_size", -65_536)?;
+    let turn_big_cache = turns(&conn, "turns_big_cache")?;
     drop(conn);
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
@@ -111,7 +126,8 @@ fn main() -> Result<(), Error> {
     println!(
         "sqlite_commit commits={n} empty_us={empty:.2} row_no_index_us={bare:.2} \
          row_indexed_random_us={random:.2} row_indexed_time_us={time:.2} \
-         row_indexed_time_rusqlite_tx_us={rusqlite_tx:.2} nine_rows_us={turn:.2}"
+         row_indexed_time_rusqlite_tx_us={rusqlite_tx:.2} nine_rows_us={turn:.2} \
+         nine_rows_64mb_cache_us={turn_big_cache:.2}"
     );
     Ok(())
 }
