@@ -82,14 +82,20 @@ impl Usage {
         })
     }
 
+    /// CPU milliseconds used between `earlier` and `self`, per one of `n`
+    /// turns.
+    pub fn cpu_ms_per_turn(&self, earlier: &Self, n: usize) -> f64 {
+        (self.cpu_seconds - earlier.cpu_seconds) * 1000.0 / n.max(1) as f64
+    }
+
     /// What was used between `earlier` and `self`, per one of `n` turns:
     /// ` cpu_ms_per_turn=… write_kb_per_turn=… writes_per_turn=…` after
     /// `prefix`, for a result line.
     pub fn per_turn(&self, earlier: &Self, n: usize, prefix: &str) -> String {
+        let cpu = self.cpu_ms_per_turn(earlier, n);
         let n = n.max(1) as f64;
         format!(
-            " {prefix}cpu_ms_per_turn={:.3} {prefix}write_kb_per_turn={:.1} {prefix}writes_per_turn={:.1}",
-            (self.cpu_seconds - earlier.cpu_seconds) * 1000.0 / n,
+            " {prefix}cpu_ms_per_turn={cpu:.3} {prefix}write_kb_per_turn={:.1} {prefix}writes_per_turn={:.1}",
             self.write_bytes.saturating_sub(earlier.write_bytes) as f64 / 1024.0 / n,
             self.write_calls.saturating_sub(earlier.write_calls) as f64 / n,
         )

@@ -222,7 +222,7 @@ async fn chat(args: Arc<Args>) -> Result<(), LoadError> {
     let own = match (own_before, Usage::of("self")) {
         (Some(before), Some(after)) => format!(
             " load_cpu_ms_per_turn={:.3}",
-            (after.cpu_seconds - before.cpu_seconds) * 1000.0 / latencies.len().max(1) as f64
+            after.cpu_ms_per_turn(&before, latencies.len())
         ),
         _ => String::new(),
     };
