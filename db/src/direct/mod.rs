@@ -431,6 +431,29 @@ mod tests {
         (dir, direct)
     }
 
+    /// The bundled SQLite is built as `.cargo/config.toml` says: without the
+    /// global locks of memory statistics and of one shared page cache. A
+    /// build that misses that file (cargo run from outside the workspace)
+    /// fails here instead of running slower unseen.
+    #[test]
+    fn sqlite_is_built_without_its_global_locks() {
+        let conn = Connection::open_in_memory().expect("in-memory database");
+        let mut statement = conn.prepare("PRAGMA compile_options").expect("pragma");
+        let options: Vec<String> = statement
+            .query_map([], |row| row.get(0))
+            .expect("compile options")
+            .collect::<Result<_, _>>()
+            .expect("compile options");
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "SQLite keeps memory statistics: {options:?}"
+        );
+        assert!(
+            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+            "SQLite shares one page cache between connections: {options:?}"
+        );
+    }
+
     #[tokio::test]
     async fn a_read_does_not_wait_for_the_write_connection() {
         let (dir, direct) = seven().await;
