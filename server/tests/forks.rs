@@ -27,7 +27,7 @@ async fn forks_over_http(pool: SqlitePool) {
         .chat(&user, "fork-http", "Where is my order ORD-123?")
         .await
         .unwrap();
-    let gid = trace.graph_execution_id;
+    let gid = trace.graph_execution_id.clone();
     let checkpoint = console.turn_detail(&gid).await.unwrap().checkpoints[0]
         .checkpoint_id
         .clone();

@@ -20,7 +20,7 @@ const SUPERVISOR: &str = "supervisor";
 async fn with_a_turn(
     pool: SqlitePool,
     session: &str,
-) -> (Router, Console, String, ChatTurnTraceResult) {
+) -> (Router, Console, String, std::sync::Arc<ChatTurnTraceResult>) {
     let (app, console) = router(pool).await;
     let cookie = sign_in(&app, SUPERVISOR, "supervisor-pass").await;
     let turn = console

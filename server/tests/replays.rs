@@ -26,7 +26,8 @@ async fn replays_over_http(pool: SqlitePool) {
         .chat(&user, "replay-http", "Where is my order ORD-123?")
         .await
         .unwrap()
-        .graph_execution_id;
+        .graph_execution_id
+        .clone();
     let filter = json!({"q": "where is my order"});
 
     let (status, value, _) = call(

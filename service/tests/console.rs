@@ -62,8 +62,20 @@ fn final_trace(events: &[AgentEvent]) -> aics_types::ChatTurnTraceResult {
 async fn seed_004_chain_pauses_and_resumes_after_approval(pool: SqlitePool) {
     let console = console(pool).await;
     let sid = "react-demo-001";
+    let mut live = console.conversation_events(sid, None).unwrap();
     let trace = console.chat(&agent(), sid, CHAIN).await.unwrap();
     assert!(trace.pending_approval, "{trace:?}");
+    // The streams' `final` is the same trace without the token, which goes
+    // to the caller only.
+    let announced = final_trace(&until_final(&mut live).await);
+    assert!(announced.approval_token.is_none());
+    assert_eq!(
+        announced,
+        aics_types::ChatTurnTraceResult {
+            approval_token: None,
+            ..(*trace).clone()
+        }
+    );
     assert_eq!(trace.stop_reason, Some(StopReason::AwaitingApproval));
     assert_eq!(trace.tool_calls[0].name, "order_query");
     assert_eq!(trace.tool_calls[0].status, ToolCallStatus::Ok);

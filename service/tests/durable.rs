@@ -88,7 +88,7 @@ async fn a_long_turn_keeps_its_run(db: Database, second_instance: bool) {
         tokio::select! {
             e = next(&mut events) => {
                 if let AgentEvent::Final { trace: t } = e.event {
-                    trace = Some(*t);
+                    trace = Some(std::sync::Arc::unwrap_or_clone(t));
                 }
             }
             _ = knock.tick(), if knocking => {

@@ -89,7 +89,7 @@ async fn until_final(rx: &mut EventStream) -> ChatTurnTraceResult {
             .event;
         if let AgentEvent::Final { trace } = event {
             if !trace.pending_approval {
-                return *trace;
+                return std::sync::Arc::unwrap_or_clone(trace);
             }
         }
     }

@@ -78,7 +78,7 @@ async fn a_set_of_20_turns_replays_and_summarises(db: Database) {
             .chat(&agent(), &format!("replay-{i}"), message(i))
             .await
             .unwrap();
-        ids.push(trace.graph_execution_id);
+        ids.push(trace.graph_execution_id.clone());
     }
     let set = console
         .create_replay_set(&supervisor(), &by_ids(" the twenty ", &ids))
@@ -186,7 +186,7 @@ async fn sets_from_a_filter(db: Database) {
             .chat(&agent(), &format!("refund-{i}"), refund)
             .await
             .unwrap();
-        refunds.push(t.graph_execution_id);
+        refunds.push(t.graph_execution_id.clone());
     }
     console
         .chat(&agent(), "other-0", "Where is my order ORD-123?")
@@ -308,7 +308,8 @@ async fn only_supervisors_and_only_good_input(db: Database) {
         .chat(&agent(), "bad-input", "Where is my order ORD-123?")
         .await
         .unwrap()
-        .graph_execution_id;
+        .graph_execution_id
+        .clone();
     let good = by_ids("one", std::slice::from_ref(&gid));
     let status = |e: aics_service::ServiceError| e.status_code();
     // Agents: 403 for every call.
@@ -455,7 +456,8 @@ async fn a_dead_run_is_swept(db: Database) {
                 .chat(&agent(), &format!("dead-{i}"), "Where is my order ORD-123?")
                 .await
                 .unwrap()
-                .graph_execution_id,
+                .graph_execution_id
+                .clone(),
         );
     }
     let set = builder

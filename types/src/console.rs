@@ -558,7 +558,7 @@ mod tests {
             }
         );
         let fin = AgentEvent::Final {
-            trace: Box::new(sample_trace()),
+            trace: std::sync::Arc::new(sample_trace()),
         };
         let text = serde_json::to_string(&fin).expect("serialise");
         assert_eq!(

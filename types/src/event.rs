@@ -4,6 +4,8 @@
 //! `decode` reads an event back from JSON without buffering it first (the
 //! browser decodes every event of a conversation's stream).
 
+use std::sync::Arc;
+
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -29,7 +31,9 @@ use crate::{ChatTurnTraceResult, ToolCallRecord, ToolCallStatus};
 /// The variants with many fields keep them behind a `Box` (serialised the
 /// same, flat): a turn's events wait in channels, rings and replay buffers,
 /// and each slot there is as large as the largest variant. A token event
-/// takes 56 bytes, not 240.
+/// takes 56 bytes, not 240. `final`'s trace is behind an `Arc` instead, so
+/// the event kept for the streams and the answer to the turn's caller share
+/// one trace.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
@@ -60,8 +64,13 @@ pub enum AgentEvent {
     ApprovalRequired(Box<ApprovalRequired>),
     /// A supervisor decided a pending call ([`ApprovalDecided`]).
     ApprovalDecided(Box<ApprovalDecided>),
-    /// The turn ended (or paused); the trace says which.
-    Final { trace: Box<ChatTurnTraceResult> },
+    /// The turn ended (or paused); the trace says which. Shared: the
+    /// server keeps the event for reconnecting streams and answers the
+    /// turn's caller with the same trace, one copy for both.
+    Final {
+        #[serde(serialize_with = "shared")]
+        trace: Arc<ChatTurnTraceResult>,
+    },
     /// The turn failed; nothing the user typed was lost.
     Error { message: String },
     /// A message stored outside a turn: a staff member's reply or note, a
@@ -237,6 +246,12 @@ impl AgentEvent {
             Self::Resync { .. } => "resync",
         }
     }
+}
+
+/// Serialises what an `Arc` holds, as if it were held directly (serde's
+/// `rc` feature would change every crate's build for this one field).
+fn shared<T: Serialize, S: Serializer>(value: &Arc<T>, to: S) -> Result<S::Ok, S::Error> {
+    T::serialize(value, to)
 }
 
 #[cfg(test)]

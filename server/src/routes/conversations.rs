@@ -7,7 +7,7 @@ use aics_types::{
 };
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Router};
 use futures::StreamExt;
@@ -203,15 +203,15 @@ async fn waiting(State(console): State<Console>) -> Result<Json<Waiting>, HttpEr
     }))
 }
 
-/// `POST /api/chat`: the trace once the turn ends or pauses.
+/// `POST /api/chat`: the trace once the turn ends or pauses (the same
+/// trace as the turn's `final` event holds, serialised from there).
 async fn chat(
     State(console): State<Console>,
     Extension(user): Extension<UserInfo>,
     Json(body): Json<ChatRequest>,
-) -> Result<Json<ChatTurnTraceResult>, HttpError> {
-    Ok(Json(
-        console.chat(&user, &body.session_id, &body.message).await?,
-    ))
+) -> Result<Response, HttpError> {
+    let trace = console.chat(&user, &body.session_id, &body.message).await?;
+    Ok(Json(&*trace).into_response())
 }
 
 /// This turn's events, ending with `final` (or `error`).

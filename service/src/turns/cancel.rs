@@ -101,7 +101,7 @@ impl Console {
             self.inner.hub.publish_approvals(event);
         }
         publisher.publish(AgentEvent::Final {
-            trace: Box::new(trace.clone()),
+            trace: std::sync::Arc::new(trace.clone()),
         });
         self.refresh_pending_gauge().await;
         Ok(trace)

@@ -4,6 +4,8 @@
 //! only after that commit do `approval_required`, `error` and `final` go
 //! out, each exactly once.
 
+use std::sync::Arc;
+
 use aics_agent::AgentError;
 use aics_db::runs::Ending;
 use aics_db::{DbError, NewApproval};
@@ -77,7 +79,7 @@ impl Console {
         graph_execution_id: &str,
         result: Result<ChatTurnTraceResult, AgentError>,
         ended: Ended<'_>,
-    ) -> Result<ChatTurnTraceResult, ServiceError> {
+    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
         let Ended {
             session_id,
             recovering,
@@ -108,12 +110,12 @@ impl Console {
         // The price table lives with the provider's configuration.
         self.inner.providers.default_provider().price(&mut trace);
         let stored = if trace.pending_approval {
-            self.pause(publisher, &mut trace).await
+            self.pause(publisher, trace).await
         } else {
-            self.end(publisher, &trace, resumed).await
+            self.end(publisher, trace, resumed).await
         };
         match stored {
-            Ok(()) => {
+            Ok(trace) => {
                 metrics::record_turn(&trace, counted);
                 self.observe_stored(&trace, counted, start).await;
                 Ok(trace)
@@ -136,17 +138,18 @@ impl Console {
 
     /// Pauses the run: its approvals (one per pending call, one token for
     /// them all) and trace in one transaction, then `approval_required` for
-    /// each and `final`. The token goes to the caller only.
+    /// each and `final`. The token goes to the caller only: the trace
+    /// returned carries it, the one announced does not.
     async fn pause(
         &self,
         publisher: &Publisher,
-        trace: &mut ChatTurnTraceResult,
-    ) -> Result<(), DbError> {
+        mut trace: ChatTurnTraceResult,
+    ) -> Result<Arc<ChatTurnTraceResult>, DbError> {
         let token = aics_db::tokens::new_token();
         let approvals: Vec<NewApproval> = trace
             .pending_tool_calls
             .iter()
-            .map(|call| self.new_approval(trace, call))
+            .map(|call| self.new_approval(&trace, call))
             .collect();
         // The stored trace shows each call's deadline too.
         for (call, approval) in trace.pending_tool_calls.iter_mut().zip(&approvals) {
@@ -155,7 +158,7 @@ impl Console {
         let stored = self
             .inner
             .db
-            .pause_run(&self.inner.instance_id, trace, &approvals, &token)
+            .pause_run(&self.inner.instance_id, &trace, &approvals, &token)
             .await?;
         self.refresh_pending_gauge().await;
         for approval in stored {
@@ -176,21 +179,21 @@ impl Console {
             self.inner.hub.publish_approvals(event);
         }
         publisher.publish(AgentEvent::Final {
-            trace: Box::new(trace.clone()),
+            trace: Arc::new(trace.clone()),
         });
         trace.approval_token = Some(token);
-        Ok(())
+        Ok(Arc::new(trace))
     }
 
     /// Ends the run: its trace, its reply (or, for a failed turn, its
     /// explanation as a note) and its state in one transaction, then
-    /// `error` when it failed, and `final`.
+    /// `error` when it failed, and `final` with the trace it returns.
     async fn end(
         &self,
         publisher: &Publisher,
-        trace: &ChatTurnTraceResult,
+        trace: ChatTurnTraceResult,
         resumed: bool,
-    ) -> Result<(), DbError> {
+    ) -> Result<Arc<ChatTurnTraceResult>, DbError> {
         let failed = trace.stop_reason == Some(StopReason::Error);
         let role = if failed {
             MessageRole::System
@@ -208,7 +211,7 @@ impl Console {
         };
         self.inner
             .db
-            .end_run(&self.inner.instance_id, trace, ending)
+            .end_run(&self.inner.instance_id, &trace, ending)
             .await?;
         // A resumed turn ends the last of its approvals' lives; a turn that
         // never paused changed no approval.
@@ -220,10 +223,11 @@ impl Console {
                 message: FAILED_EVENT.into(),
             });
         }
+        let trace = Arc::new(trace);
         publisher.publish(AgentEvent::Final {
-            trace: Box::new(trace.clone()),
+            trace: trace.clone(),
         });
-        Ok(())
+        Ok(trace)
     }
 
     /// Ends a run this instance holds as failed with `note`: the trace of
@@ -234,7 +238,7 @@ impl Console {
         publisher: &Publisher,
         graph_execution_id: &str,
         note: &str,
-    ) -> Result<ChatTurnTraceResult, ServiceError> {
+    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
         let mut trace = self.last_trace(graph_execution_id).await?;
         close_trace(&mut trace, StopReason::Error, ToolCallStatus::Error, note);
         trace.error = Some(note.to_owned());
@@ -255,8 +259,9 @@ impl Console {
         publisher.publish(AgentEvent::Error {
             message: note.to_owned(),
         });
+        let trace = Arc::new(trace);
         publisher.publish(AgentEvent::Final {
-            trace: Box::new(trace.clone()),
+            trace: trace.clone(),
         });
         Ok(trace)
     }

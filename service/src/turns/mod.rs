@@ -20,6 +20,8 @@ mod recovery;
 mod start;
 mod task;
 
+use std::sync::Arc;
+
 use crate::hub::{Received, Subscription};
 use aics_db::runs::WhenHeld;
 use aics_types::{AgentEvent, ChatTurnTraceResult, MessageAccepted, UserInfo};
@@ -88,7 +90,7 @@ impl Console {
         user: &UserInfo,
         session_id: &str,
         message: &str,
-    ) -> Result<ChatTurnTraceResult, ServiceError> {
+    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
         tracing::Span::current().record("session_id", session_id);
         let started = self.start_answered_turn(session_id, message).await?;
         self.outcome_of(&started.graph_execution_id, started.done)
@@ -208,7 +210,7 @@ impl Console {
         &self,
         graph_execution_id: &str,
         done: Option<task::Done>,
-    ) -> Result<ChatTurnTraceResult, ServiceError> {
+    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
         if let Some(done) = done {
             if let Ok(outcome) = done.await {
                 return outcome;
@@ -218,6 +220,7 @@ impl Console {
             .db
             .turn(graph_execution_id)
             .await?
+            .map(Arc::new)
             .ok_or_else(|| ServiceError::Conflict("the turn was stopped before it ended".into()))
     }
 
@@ -227,9 +230,7 @@ impl Console {
         done: Option<task::Done>,
     ) -> AgentEvent {
         match self.outcome_of(graph_execution_id, done).await {
-            Ok(trace) => AgentEvent::Final {
-                trace: Box::new(trace),
-            },
+            Ok(trace) => AgentEvent::Final { trace },
             Err(e) => AgentEvent::Error {
                 message: e.to_api_error().message,
             },

@@ -124,7 +124,7 @@ fn fields<'de, A: MapAccess<'de>>(kind: Kind, mut map: A) -> Result<AgentEvent, 
             reason = None,
             decided_by = None,
         }),
-        Kind::Final => event!(Final { trace }),
+        Kind::Final => event!(Final { trace: Shared<_> }),
         Kind::Error => event!(Error { message }),
         Kind::Message => event!(Message { message }),
         Kind::Handling => event!(Handling {
@@ -156,6 +156,16 @@ fn reordered<'de, A: MapAccess<'de>>(first: String, mut map: A) -> Result<AgentE
     }
     text.push('}');
     crate::json::from_str(&text).map_err(de::Error::custom)
+}
+
+/// A value read as itself and put behind an `Arc` (serde's `rc` feature
+/// would change every crate's build for this one field).
+struct Shared<T>(std::sync::Arc<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Shared<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::deserialize(deserializer).map(|value| Self(std::sync::Arc::new(value)))
+    }
 }
 
 /// An event's first key: `type`, or the name of whatever comes instead.
@@ -417,7 +427,7 @@ mod tests {
                 decided_by: Some("sam".into()),
             })),
             AgentEvent::Final {
-                trace: Box::new(ChatTurnTraceResult {
+                trace: std::sync::Arc::new(ChatTurnTraceResult {
                     graph_execution_id: "g1".into(),
                     reply: "Your order shipped.".into(),
                     tool_calls: vec![record()],

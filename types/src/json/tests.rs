@@ -129,7 +129,7 @@ fn reads_the_wire_types_as_serde_json_does() {
 
     // Internally tagged (`type`), with and without `type` first.
     let event = AgentEvent::Final {
-        trace: Box::new(trace),
+        trace: std::sync::Arc::new(trace),
     };
     let text = serde_json::to_string(&event).unwrap();
     assert_eq!(same::<AgentEvent>(&text), event);

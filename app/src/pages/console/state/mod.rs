@@ -390,7 +390,10 @@ impl ConversationState {
                 self.assignee = assignee;
                 Effects::refresh()
             }
-            AgentEvent::Final { trace } => self.finish(*trace, now),
+            AgentEvent::Final { trace } => {
+                // Decoded here, so this page holds the only reference.
+                self.finish(std::sync::Arc::unwrap_or_clone(trace), now)
+            }
             AgentEvent::Error { message } => self.fail(message),
             // The server could not replay what this stream missed: the
             // page reloads the conversation and resyncs with it.

@@ -163,7 +163,7 @@ fn decided(id: &str, approved: bool) -> AgentEvent {
 
 fn final_event(trace: ChatTurnTraceResult) -> AgentEvent {
     AgentEvent::Final {
-        trace: Box::new(trace),
+        trace: std::sync::Arc::new(trace),
     }
 }
 
