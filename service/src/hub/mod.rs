@@ -433,37 +433,45 @@ impl EventHub {
         let _ = self.approvals.send(event);
     }
 
-    fn publish_session(&self, session_id: &str, event: Sequenced) {
-        if let Some(relay) = &self.relay {
-            // The relay task outlives the hub's users; a closed queue only
-            // means the process is shutting down.
-            let _ = relay.send(Relayed::Session {
-                session_id: session_id.to_owned(),
-                event: event.clone(),
-            });
-        }
-        self.deliver(session_id, Arc::new(event));
+    fn publish_session(&self, session_id: &str, events: impl IntoIterator<Item = Sequenced>) {
+        let events = events.into_iter().map(|event| {
+            if let Some(relay) = &self.relay {
+                // The relay task outlives the hub's users; a closed queue
+                // only means the process is shutting down.
+                let _ = relay.send(Relayed::Session {
+                    session_id: session_id.to_owned(),
+                    event: event.clone(),
+                });
+            }
+            Arc::new(event)
+        });
+        self.deliver(session_id, events);
     }
 
-    /// Buffers and broadcasts one event on this instance.
-    fn deliver(&self, session_id: &str, event: Arc<Sequenced>) {
+    /// Buffers and broadcasts events of one conversation on this instance,
+    /// in order, under one lock.
+    fn deliver(&self, session_id: &str, events: impl IntoIterator<Item = Arc<Sequenced>>) {
         let mut channels = self.channels_swept();
         let channel = channels.of(session_id);
-        if channel.replay.len() == REPLAY_CAPACITY {
-            channel.replay.pop_front();
+        for event in events {
+            if channel.replay.len() == REPLAY_CAPACITY {
+                channel.replay.pop_front();
+            }
+            // No subscriber is fine: everything that matters is stored.
+            if let Some(tx) = &channel.tx {
+                let _ = tx.send(event.clone());
+            }
+            channel.replay.push_back(event);
+            channel.pushed += 1;
         }
-        // No subscriber is fine: everything that matters is stored.
-        if let Some(tx) = &channel.tx {
-            let _ = tx.send(event.clone());
-        }
-        channel.replay.push_back(event);
-        channel.pushed += 1;
     }
 
     /// What the relay's listener received from another instance.
     fn deliver_relayed(&self, relayed: Relayed) {
         match relayed {
-            Relayed::Session { session_id, event } => self.deliver(&session_id, Arc::new(event)),
+            Relayed::Session { session_id, event } => {
+                self.deliver(&session_id, [Arc::new(event)]);
+            }
             Relayed::Approvals { event } => {
                 let _ = self.approvals.send(event);
             }
@@ -486,18 +494,28 @@ impl Publisher {
     /// Sends an event to every open stream of the conversation, on every
     /// instance; never waits.
     pub(crate) fn publish(&self, event: AgentEvent) {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        self.hub.publish_session(
-            &self.session_id,
-            Sequenced {
-                id: EventId {
-                    epoch: self.epoch,
-                    n,
-                },
-                run: self.run.clone(),
-                event,
+        self.publish_all([event]);
+    }
+
+    /// Sends events in order, numbered one after the other and buffered
+    /// under one lock (a run's task forwards the engine's events in such
+    /// batches: a reply's tokens come many at a time).
+    pub(crate) fn publish_all<I>(&self, events: I)
+    where
+        I: IntoIterator<Item = AgentEvent>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        let events = events.into_iter();
+        let first = self.next.fetch_add(events.len() as u64, Ordering::Relaxed);
+        let sequenced = (first..).zip(events).map(|(n, event)| Sequenced {
+            id: EventId {
+                epoch: self.epoch,
+                n,
             },
-        );
+            run: self.run.clone(),
+            event,
+        });
+        self.hub.publish_session(&self.session_id, sequenced);
     }
 }
 
@@ -592,6 +610,29 @@ mod tests {
         // And it is live again afterwards.
         p.publish(token("live"));
         assert_eq!(n_of(slow.recv().await), total);
+    }
+
+    #[tokio::test]
+    async fn a_batch_is_numbered_in_order_and_reaches_a_subscriber_whole() {
+        let hub = hub();
+        let p = publisher(&hub, 2);
+        let (_, mut rx) = hub.subscribe("s", None);
+        p.publish(token("first"));
+        // One batch far larger than the ring: the subscriber falls behind
+        // within it and catches up from the buffer.
+        let total = RING_CAPACITY * 3;
+        p.publish_all((0..total).map(|i| token(&i.to_string())));
+        let total = total as u64;
+        p.publish(token("last"));
+        for n in 0..=total + 1 {
+            assert_eq!(n_of(rx.recv().await), n);
+        }
+        let (catch_up, _rx) = hub.subscribe("s", Some(EventId { epoch: 2, n: total }));
+        let CatchUp::Replay(missed) = catch_up else {
+            panic!("expected a replay")
+        };
+        assert_eq!(missed.len(), 1);
+        assert_eq!(missed[0].event, token("last"));
     }
 
     #[tokio::test]

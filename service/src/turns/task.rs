@@ -189,9 +189,15 @@ impl Console {
     }
 }
 
-/// Forwards the engine's events to the conversation's streams.
+/// Events forwarded at once, at most.
+const FORWARD_BATCH: usize = 256;
+
+/// Forwards the engine's events to the conversation's streams, all those
+/// waiting at once: the engine emits many between two polls of this task
+/// (a reply's tokens), and the hub takes them under one lock.
 async fn forward(mut rx: mpsc::UnboundedReceiver<AgentEvent>, publisher: Publisher) {
-    while let Some(event) = rx.recv().await {
-        publisher.publish(event);
+    let mut batch = Vec::with_capacity(FORWARD_BATCH);
+    while rx.recv_many(&mut batch, FORWARD_BATCH).await > 0 {
+        publisher.publish_all(batch.drain(..));
     }
 }
