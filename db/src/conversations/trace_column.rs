@@ -25,8 +25,12 @@ pub(crate) struct TraceColumn<'a>(pub(crate) &'a ChatTurnTraceResult);
 impl TraceColumn<'_> {
     /// What SQLite stores: the trace's JSON, packed. The direct
     /// connection's writes make it before their transaction begins.
+    ///
+    /// Written by sonic-rs (the same JSON as serde_json's, read back by
+    /// serde_json): escaping the trace's strings, its tool results' JSON
+    /// text among them, byte by byte was most of this column's cost.
     pub(crate) fn sqlite(&self) -> Result<Value, DbError> {
-        let text = serde_json::to_string(self.0)
+        let text = sonic_rs::to_string(self.0)
             .map_err(|e| DbError::Corrupt(format!("unserialisable trace: {e}")))?;
         Ok(match Packed::of(&text) {
             // The text itself, not a copy of it.
@@ -64,5 +68,48 @@ impl Type<Postgres> for TraceColumn<'_> {
 impl Encode<'_, Postgres> for TraceColumn<'_> {
     fn encode_by_ref(&self, buf: &mut PgArgumentBuffer) -> Result<IsNull, BoxDynError> {
         <Json<&ChatTurnTraceResult> as Encode<Postgres>>::encode_by_ref(&Json(self.0), buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use aics_types::{ToolCallRecord, ToolCallStatus};
+    use serde_json::json;
+
+    use super::*;
+
+    /// sonic-rs writes the column's JSON as serde_json would, byte for
+    /// byte: escapes, non-ASCII text, numbers of every kind.
+    #[test]
+    fn the_column_is_serde_json_s_text() {
+        let at = "2026-11-30T05:00:00.123456Z".parse().expect("timestamp");
+        let awkward = "引号\"反斜杠\\ tab\t newline\n nul\u{0} bell\u{7} del\u{7f} 😀 </script>";
+        let value = json!({
+            "text": awkward,
+            "numbers": [0, -1, u64::MAX, i64::MIN, 0.1, 1e-7, 12345.678, 2.5e300, -0.0],
+            "nested": {"b": [true, false, null], "a": {"z": "", "y": []}},
+        });
+        let trace = ChatTurnTraceResult {
+            graph_execution_id: "g-1".into(),
+            reply: awkward.into(),
+            tool_calls: vec![ToolCallRecord {
+                id: "call_1".into(),
+                name: "order_query".into(),
+                input: value.clone(),
+                output: value,
+                status: ToolCallStatus::Ok,
+                timestamp: at,
+                duration_ms: Some(u64::MAX),
+            }],
+            tool_result: Some(r#"{"ok":"yes \"quoted\""}"#.into()),
+            cost_usd: Some(0.000_123_4),
+            error: Some(awkward.into()),
+            started_at: at,
+            ..ChatTurnTraceResult::default()
+        };
+        let sonic = sonic_rs::to_string(&trace).expect("sonic-rs");
+        assert_eq!(sonic, serde_json::to_string(&trace).expect("serde_json"));
+        let back: ChatTurnTraceResult = serde_json::from_str(&sonic).expect("read back");
+        assert_eq!(back, trace);
     }
 }
