@@ -196,7 +196,9 @@ const FORWARD_BATCH: usize = 256;
 /// waiting at once: the engine emits many between two polls of this task
 /// (a reply's tokens), and the hub takes them under one lock.
 async fn forward(mut rx: mpsc::UnboundedReceiver<AgentEvent>, publisher: Publisher) {
-    let mut batch = Vec::with_capacity(FORWARD_BATCH);
+    // Grown as batches need: a streamed reply's tokens come one at a
+    // time, and a thousand turns in flight each hold theirs.
+    let mut batch = Vec::new();
     while rx.recv_many(&mut batch, FORWARD_BATCH).await > 0 {
         publisher.publish_all(batch.drain(..));
     }
