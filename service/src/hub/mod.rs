@@ -434,17 +434,22 @@ impl EventHub {
     }
 
     fn publish_session(&self, session_id: &str, events: impl IntoIterator<Item = Sequenced>) {
-        let events = events.into_iter().map(|event| {
-            if let Some(relay) = &self.relay {
-                // The relay task outlives the hub's users; a closed queue
-                // only means the process is shutting down.
-                let _ = relay.send(Relayed::Session {
-                    session_id: session_id.to_owned(),
-                    event: event.clone(),
-                });
-            }
-            Arc::new(event)
-        });
+        // Made ready before `deliver` takes the hub's lock, which every
+        // conversation shares: the relay's copies and the shared events.
+        let events: Vec<Arc<Sequenced>> = events
+            .into_iter()
+            .map(|event| {
+                if let Some(relay) = &self.relay {
+                    // The relay task outlives the hub's users; a closed queue
+                    // only means the process is shutting down.
+                    let _ = relay.send(Relayed::Session {
+                        session_id: session_id.to_owned(),
+                        event: event.clone(),
+                    });
+                }
+                Arc::new(event)
+            })
+            .collect();
         self.deliver(session_id, events);
     }
 
