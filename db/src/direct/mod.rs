@@ -266,7 +266,9 @@ fn connect(filename: &Path) -> Result<Connection, DbError> {
             flags | OpenFlags::SQLITE_OPEN_MEMORY | OpenFlags::SQLITE_OPEN_SHARED_CACHE,
         )?
     } else {
-        Connection::open_with_flags(filename, flags)?
+        // The platform's VFS, whose log writes each commit's frames at once
+        // (aics-sqlite-vfs): a commit here is mostly system calls.
+        Connection::open_with_flags_and_vfs(filename, flags, aics_sqlite_vfs::register()?)?
     };
     // WAL is a property of the file (`Database::connect` sets it; a
     // pool made elsewhere, as in tests, gets it here). Without it a
