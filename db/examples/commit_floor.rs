@@ -4,7 +4,9 @@
 //!
 //! On a fresh file with the server's settings (WAL, `synchronous =
 //! NORMAL`, no checkpoint inside a commit: the server's run off the
-//! commit path, `db/src/wal.rs`), it times, per commit:
+//! commit path, `db/src/wal.rs`), once with the VFS of the server's direct
+//! connections (`aics-sqlite-vfs`: a commit's log frames in one write) and
+//! once with the platform's, it times, per commit:
 //! - an empty transaction (`BEGIN IMMEDIATE`, `COMMIT`);
 //! - one small row into a table with no index;
 //! - one small row into a table with a unique index on two text columns,
@@ -27,7 +29,7 @@
 
 use std::time::Instant;
 
-use rusqlite::{params, Connection, TransactionBehavior};
+use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -49,8 +51,17 @@ fn main() -> Result<(), Error> {
         Some(n) => n.parse()?,
         None => 10_000,
     };
+    for vfs in [aics_sqlite_vfs::register()?, "unix"] {
+        measure(n, vfs)?;
+    }
+    Ok(())
+}
+
+/// Times every case on a fresh file opened with `vfs`, and prints them.
+fn measure(n: u32, vfs: &str) -> Result<(), Error> {
     let path = std::env::temp_dir().join(format!("aics-commit-floor-{}.db", std::process::id()));
-    let mut conn = Connection::open(&path)?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
+    let mut conn = Connection::open_with_flags_and_vfs(&path, flags, vfs)?;
     conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
@@ -124,7 +135,7 @@ fn main() -> Result<(), Error> {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
     println!(
-        "sqlite_commit commits={n} empty_us={empty:.2} row_no_index_us={bare:.2} \
+        "sqlite_commit vfs={vfs} commits={n} empty_us={empty:.2} row_no_index_us={bare:.2} \
          row_indexed_random_us={random:.2} row_indexed_time_us={time:.2} \
          row_indexed_time_rusqlite_tx_us={rusqlite_tx:.2} nine_rows_us={turn:.2} \
          nine_rows_64mb_cache_us={turn_big_cache:.2}"

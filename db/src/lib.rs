@@ -308,12 +308,15 @@ impl Database {
                 }
             }
             let options = sqlite_options(options);
-            // A file's log is checkpointed by a task of its own (`wal`).
+            // A file's log is checkpointed by a task of its own (`wal`), and
+            // written a commit at a time (aics-sqlite-vfs), as the direct
+            // connections write it.
             let pool_options = if in_memory {
                 options.clone()
             } else {
                 options
                     .clone()
+                    .vfs(aics_sqlite_vfs::register()?)
                     .pragma("wal_autocheckpoint", wal::AUTOCHECKPOINT_PAGES.to_string())
             };
             let pool = SqlitePoolOptions::new()
