@@ -78,6 +78,10 @@
 //!   SQLite checkpointer is benchmarked at the same setting.) `busy_timeout`
 //!   is 5 s so that another process on the same file (a test, a backup)
 //!   waits for the write lock rather than fails; foreign keys are on.
+//!   Every connection this crate opens to a file (sqlx's and the direct
+//!   ones) writes the log through `aics_sqlite_vfs`, which hands a commit's
+//!   frames to the kernel in one write instead of two per page, before
+//!   SQLite publishes the commit: what a crash keeps is unchanged.
 //! - **Pool sizes**: SQLite gets one pooled connection, and two direct
 //!   connections (`direct`), one for a turn's own writes and one for its
 //!   reads: sqlx runs each SQLite statement on its connection's thread, a
