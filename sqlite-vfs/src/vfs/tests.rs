@@ -1,5 +1,5 @@
 //! The VFS under SQLite: what a second connection reads, what one commit
-//! costs in writes. (`tests/crash.rs` kills a writer.)
+//! costs in writes, and what a writer killed mid-commit leaves (`crash`).
 
 use std::cell::Cell;
 use std::path::PathBuf;
@@ -8,11 +8,14 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::*;
 
+mod crash;
+
 thread_local! {
     /// The platform writes this thread's logs made ([`write_inner`]).
     pub(super) static LOG_WRITES: Cell<u64> = const { Cell::new(0) };
 }
 
+/// A fresh folder of its own for `name`'s database file.
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("aics-vfs-{name}-{}", std::process::id()));
     drop(std::fs::remove_dir_all(&dir));
@@ -20,6 +23,8 @@ fn scratch(name: &str) -> PathBuf {
     dir.join("t.db")
 }
 
+/// A connection in WAL mode at `synchronous = NORMAL`, as the server's,
+/// through `vfs` (the platform's when `None`).
 fn open(file: &std::path::Path, vfs: Option<&str>) -> Connection {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
     let conn = match vfs {

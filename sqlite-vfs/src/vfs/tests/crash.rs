@@ -8,27 +8,14 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags};
+use super::{open, scratch};
+use crate::register;
 
 const WRITER: &str = "AICS_VFS_WRITER";
 
-fn open(file: &std::path::Path, vfs: Option<&str>) -> Connection {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
-    let conn = match vfs {
-        Some(vfs) => Connection::open_with_flags_and_vfs(file, flags, vfs),
-        None => Connection::open_with_flags(file, flags),
-    }
-    .expect("open");
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .expect("wal");
-    conn.pragma_update(None, "synchronous", "NORMAL")
-        .expect("normal");
-    conn
-}
-
 /// The writer: commits rows of one to three pages until it is killed.
 fn write_until_killed(file: &std::path::Path) -> ! {
-    let conn = open(file, Some(aics_sqlite_vfs::register().expect("vfs")));
+    let conn = open(file, Some(register().expect("vfs")));
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, k TEXT UNIQUE, v BLOB)",
     )
@@ -49,18 +36,16 @@ fn a_killed_writer_loses_no_commit_it_reported() {
     if let Some(file) = std::env::var_os(WRITER) {
         write_until_killed(std::path::Path::new(&file));
     }
-    let dir = std::env::temp_dir().join(format!("aics-vfs-crash-{}", std::process::id()));
-    drop(std::fs::remove_dir_all(&dir));
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    let file = dir.join("crash.db");
+    let file = scratch("crash");
+    // This test's name as the test binary knows it (without the crate's).
+    let name = concat!(
+        module_path!(),
+        "::a_killed_writer_loses_no_commit_it_reported"
+    );
+    let name = name.split_once("::").map_or(name, |(_, path)| path);
     for attempt in 0..3 {
         let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args([
-                "--exact",
-                "a_killed_writer_loses_no_commit_it_reported",
-                "--nocapture",
-                "--test-threads=1",
-            ])
+            .args(["--exact", name, "--nocapture", "--test-threads=1"])
             .env(WRITER, &file)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
