@@ -269,8 +269,7 @@ impl Console {
             }),
         };
         console.inner.providers.start_probes();
-        console.refresh_pending_gauge().await;
-        console.start_recovery();
+        console.start_recovery().await;
         housekeeping::start(&console);
         Ok(console)
     }

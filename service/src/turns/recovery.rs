@@ -42,24 +42,30 @@ pub(crate) fn decisions_of(approvals: Vec<Approval>) -> HashMap<String, Decision
 }
 
 impl Console {
-    /// Sweeps now and then every `sweep_interval`, for as long as the
-    /// console lives. Each sweep also recounts the pending approvals for the
-    /// gauge: other instances change them too, and a turn that never paused
-    /// does not recount them.
-    pub(crate) fn start_recovery(&self) {
+    /// Sweeps once, then every `sweep_interval` for as long as the console
+    /// lives. The first sweep runs before `Console::new` returns: a
+    /// restarted instance has taken over what it can before it serves, and
+    /// nothing the caller does next races with it. Each sweep also recounts
+    /// the pending approvals for the gauge: other instances change them
+    /// too, and a turn that never paused does not recount them.
+    pub(crate) async fn start_recovery(&self) {
+        self.sweep().await;
         let inner = Arc::downgrade(&self.inner);
         let every = self.inner.config.sweep_interval;
         tokio::spawn(async move {
             loop {
-                let Some(inner) = inner.upgrade() else { return };
-                let console = Console { inner };
-                console.recover_runs().await;
-                console.expire_approvals().await;
-                console.refresh_pending_gauge().await;
-                drop(console);
                 tokio::time::sleep(every).await;
+                let Some(inner) = inner.upgrade() else { return };
+                Console { inner }.sweep().await;
             }
         });
+    }
+
+    /// One pass of the recovery loop.
+    async fn sweep(&self) {
+        self.recover_runs().await;
+        self.expire_approvals().await;
+        self.refresh_pending_gauge().await;
     }
 
     /// One recovery sweep; returns how many runs it took over.
