@@ -16,7 +16,11 @@ use rusqlite::ffi;
 use crate::batch::Batch;
 
 /// The VFS's name, to open a connection with.
-pub const NAME: &str = "aics-batched-log";
+pub const NAME: &str = match C_NAME.to_str() {
+    Ok(name) => name,
+    Err(_) => panic!("the VFS's name is UTF-8"),
+};
+/// The same name as SQLite reads it.
 const C_NAME: &CStr = c"aics-batched-log";
 
 /// Registers the VFS (once a process; not as the default) and answers its
