@@ -79,25 +79,13 @@ impl StateJson {
     /// with SIMD: a support turn's state is mostly strings, its tool
     /// results JSON text full of quotes, and escaping them was the largest
     /// cost of a checkpoint. The [`crate::Encoded`] values in it are
-    /// written as the text they were written as before.
+    /// written as the text they were written as before. The text is
+    /// written in a buffer the thread keeps, then copied out at its size.
     pub fn encode<S: Serialize + ?Sized>(state: &S) -> Result<Self, serde_json::Error> {
-        Self::encode_sized(state, 0)
-    }
-
-    /// [`StateJson::encode`] into a buffer of `capacity` bytes to start
-    /// with: the run loop passes the size of the run's previous state,
-    /// which the next one rarely outgrows by much, so the text is not
-    /// copied again at every doubling of a buffer that starts small.
-    pub fn encode_sized<S: Serialize + ?Sized>(
-        state: &S,
-        capacity: usize,
-    ) -> Result<Self, serde_json::Error> {
-        let mut text = Vec::with_capacity(capacity.max(256));
-        crate::encoded::reusing(|| sonic_rs::to_writer(&mut text, state))
-            .map_err(serde::ser::Error::custom)?;
-        // sonic-rs writes UTF-8; checking it costs less than the copies saved.
-        let text = String::from_utf8(text).map_err(serde::ser::Error::custom)?;
-        Ok(Self(text.into_boxed_str()))
+        crate::encoded::in_scratch(|buffer| {
+            crate::encoded::reusing(|| sonic_rs::to_writer(buffer, state))
+        })
+        .map(Self)
     }
 
     /// Takes stored JSON text, checking that it is JSON.

@@ -15,7 +15,7 @@
 //! the JSON is the same everywhere. Changing the value through `&mut`
 //! forgets the text.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, OnceLock};
 
@@ -29,6 +29,36 @@ const SONIC_RAW: &str = "$sonic_rs::LazyValue";
 thread_local! {
     /// Set while `StateJson::encode` writes a state with sonic-rs.
     static REUSE: Cell<bool> = const { Cell::new(false) };
+    /// The buffers JSON is written in before it is copied out at its size
+    /// (a checkpoint's state, a value's first text), kept between writes:
+    /// a fresh buffer grew, a copy each time, and sonic-rs reserves six
+    /// times a string's length before escaping it. One buffer per write in
+    /// progress: a value's text is written while its state's is.
+    static SCRATCH: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A buffer grown past this is not kept.
+const SCRATCH_KEPT: usize = 1024 * 1024;
+
+/// Runs `write` into a scratch buffer of this thread and returns the text
+/// it wrote, checked to be UTF-8, as `R`.
+pub(crate) fn in_scratch<R, E>(
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), sonic_rs::Error>,
+) -> Result<R, E>
+where
+    R: for<'a> From<&'a str>,
+    E: serde::ser::Error,
+{
+    let mut buffer = SCRATCH.with_borrow_mut(Vec::pop).unwrap_or_default();
+    buffer.clear();
+    let written = write(&mut buffer)
+        .map_err(E::custom)
+        // sonic-rs writes UTF-8; checking it costs less than a copy.
+        .and_then(|()| std::str::from_utf8(&buffer).map(R::from).map_err(E::custom));
+    if buffer.capacity() <= SCRATCH_KEPT {
+        SCRATCH.with_borrow_mut(|kept| kept.push(buffer));
+    }
+    written
 }
 
 /// Runs `write` (a sonic-rs serialisation) with the cached texts reused.
@@ -114,9 +144,7 @@ impl<T: Serialize> Serialize for Encoded<T> {
         let text = match self.json.get() {
             Some(text) => text,
             None => {
-                let text: Arc<str> = sonic_rs::to_string(&self.value)
-                    .map_err(serde::ser::Error::custom)?
-                    .into();
+                let text: Arc<str> = in_scratch(|buffer| sonic_rs::to_writer(buffer, &self.value))?;
                 self.json.get_or_init(|| text)
             }
         };
@@ -217,6 +245,26 @@ mod tests {
         assert!(serde_json::to_string(&state)
             .expect("serde_json")
             .contains("real"));
+    }
+
+    /// A value first written while another is (an `Encoded` inside an
+    /// `Encoded`, inside a state) gets a buffer of its own: the texts are
+    /// serde_json's, and stay so when reused.
+    #[test]
+    fn nested_values_are_written_whole() {
+        #[derive(Debug, PartialEq, Serialize, Deserialize)]
+        struct Outer {
+            inner: Vec<Encoded<Encoded<Message>>>,
+        }
+        let outer = Outer {
+            inner: state().messages.into_iter().map(Encoded::new).collect(),
+        };
+        let expected = serde_json::to_string(&outer).expect("serde_json");
+        for _ in 0..2 {
+            let text = StateJson::encode(&outer).expect("encode");
+            assert_eq!(text.get(), expected);
+        }
+        assert!(outer.inner.iter().all(|m| m.json.get().is_some()));
     }
 
     #[test]

@@ -105,11 +105,28 @@ pub use state::State;
 /// their indexes, shared by the turns that run together, instead of a
 /// random page each.
 pub fn new_id() -> String {
+    stamp().0
+}
+
+/// The counter that keeps ids made in one millisecond in order (uuid's own
+/// shared one is not public).
+static IDS: std::sync::Mutex<uuid::ContextV7> = std::sync::Mutex::new(uuid::ContextV7::new());
+
+/// A new id and the time it was made, from one reading of the clock: a
+/// checkpoint's id and its `created_at` name the same instant.
+pub(crate) fn stamp() -> (String, Timestamp) {
+    let now = chrono::Utc::now();
+    let at = uuid::Timestamp::from_unix(
+        &IDS,
+        u64::try_from(now.timestamp()).unwrap_or(0),
+        now.timestamp_subsec_nanos(),
+    );
     let mut text = uuid::Uuid::encode_buffer();
-    uuid::Uuid::now_v7()
+    let id = uuid::Uuid::new_v7(at)
         .hyphenated()
         .encode_lower(&mut text)
-        .to_owned()
+        .to_owned();
+    (id, now)
 }
 
 /// The virtual node every run starts from.

@@ -117,17 +117,18 @@ impl<S: State> Graph<S> {
     ) -> Result<RunOutcome<S>, GraphError> {
         let first = self.next_after(START, &state)?;
         let thread: Name = thread_id.into();
+        let (checkpoint_id, created_at) = crate::stamp();
         let input = Checkpoint {
             thread_id: thread.clone(),
-            checkpoint_id: crate::new_id(),
+            checkpoint_id,
             parent_id: None,
             step: 0,
             node: START.into(),
             next: (first != END).then(|| first.clone()),
             path: Vec::new(),
-            state: encode(thread_id, &state, 0)?,
+            state: encode(thread_id, &state)?,
             pending_interrupts: Vec::new(),
-            created_at: chrono::Utc::now(),
+            created_at,
         };
         let input_id = input.checkpoint_id.clone();
         let mut writes = Writes::new(checkpointer, self.durability);
@@ -230,17 +231,18 @@ impl<S: State> Graph<S> {
             .snapshot_at(checkpointer, thread_id, checkpoint_id)
             .await?;
         patch(&mut source.state);
+        let (checkpoint_id, created_at) = crate::stamp();
         let fork = Checkpoint {
             thread_id: new_thread_id.into(),
-            checkpoint_id: crate::new_id(),
+            checkpoint_id,
             parent_id: Some(source.checkpoint_id),
             step: source.step,
             node: self.name_of(&source.node),
             next: source.next.map(|n| self.name_of(&n)),
             path: source.path.iter().map(|n| self.name_of(n)).collect(),
-            state: encode(new_thread_id, &source.state, 0)?,
+            state: encode(new_thread_id, &source.state)?,
             pending_interrupts: source.interrupts,
-            created_at: chrono::Utc::now(),
+            created_at,
         };
         checkpointer.put(&fork).await?;
         decode(fork)
@@ -303,7 +305,6 @@ impl<S: State> Graph<S> {
     ) -> Result<RunOutcome<S>, GraphError> {
         let started = Instant::now();
         let mut executed = 0u32;
-        let mut last_size = 0;
         loop {
             if cursor.node == END {
                 return Ok(RunOutcome {
@@ -351,20 +352,20 @@ impl<S: State> Graph<S> {
                         .collect(),
                 ),
             };
+            let (checkpoint_id, created_at) = crate::stamp();
             let checkpoint = Checkpoint {
                 thread_id: thread_id.clone(),
-                checkpoint_id: crate::new_id(),
+                checkpoint_id,
                 parent_id: cursor.parent_id.take(),
                 step: cursor.step,
                 node: cursor.node.clone(),
                 next: (next_node != END).then(|| next_node.clone()),
                 path: cursor.path.clone(),
-                state: encode(thread_id, &state, last_size)?,
+                state: encode(thread_id, &state)?,
                 pending_interrupts: interrupts.clone(),
-                created_at: chrono::Utc::now(),
+                created_at,
             };
             let checkpoint_id = checkpoint.checkpoint_id.clone();
-            last_size = checkpoint.state.get().len();
             observer.checkpoint_saved(&checkpoint);
             writes.push(checkpoint).await?;
             if !interrupts.is_empty() {
@@ -405,14 +406,11 @@ impl<S: State> Graph<S> {
     }
 }
 
-/// The state's JSON, in a buffer sized for `last_size` (the previous
-/// checkpoint's) and a message more.
-fn encode<S: State>(thread_id: &str, state: &S, last_size: usize) -> Result<StateJson, GraphError> {
-    StateJson::encode_sized(state, last_size + last_size / 4 + 1024).map_err(|source| {
-        GraphError::State {
-            thread_id: thread_id.to_owned(),
-            source,
-        }
+/// The state's JSON.
+fn encode<S: State>(thread_id: &str, state: &S) -> Result<StateJson, GraphError> {
+    StateJson::encode(state).map_err(|source| GraphError::State {
+        thread_id: thread_id.to_owned(),
+        source,
     })
 }
 

@@ -1043,3 +1043,26 @@ fn new_ids_sort_in_the_order_they_were_made() {
     assert_eq!(ids, sorted);
     assert!(ids.iter().all(|id| id.len() == 36 && &id[14..15] == "7"));
 }
+
+/// A checkpoint's id carries the millisecond of its `created_at`: both
+/// come from one reading of the clock.
+#[tokio::test]
+async fn a_checkpoint_id_names_the_millisecond_it_was_created() {
+    let cp = MemoryCheckpointer::new();
+    chain()
+        .invoke("t", S::default(), &cp, &NoObserver)
+        .await
+        .unwrap();
+    let saved = cp.list("t").await.unwrap();
+    assert_eq!(saved.len(), 3);
+    for c in saved {
+        let id = uuid::Uuid::parse_str(&c.checkpoint_id).unwrap();
+        let (secs, nanos) = id.get_timestamp().unwrap().to_unix();
+        let id_ms = secs * 1000 + u64::from(nanos) / 1_000_000;
+        assert_eq!(
+            i64::try_from(id_ms).unwrap(),
+            c.created_at.timestamp_millis(),
+            "{c:?}"
+        );
+    }
+}
