@@ -118,6 +118,13 @@ const TICKET_SUMMARY: &str =
 const USER_MSG: &str =
     "Hi, my order ORD-123 hasn't arrived yet and it's a week late. Please remember I prefer email.";
 
+/// The arguments of the model's two tool calls, as a provider streams
+/// them: JSON text, the same every turn.
+static ORDER_ARGS: LazyLock<String> = LazyLock::new(|| json!({"order_id": "ORD-123"}).to_string());
+static TICKET_ARGS: LazyLock<String> = LazyLock::new(|| {
+    json!({"order_id": "ORD-123", "category": "complaint", "summary": TICKET_SUMMARY}).to_string()
+});
+
 #[allow(clippy::expect_used)] // a literal pattern
 static MEMORY_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(remember|my name is|i prefer|always|never|call me)\b").expect("regex")
@@ -161,12 +168,8 @@ impl ChatModel for FakeReactModel {
             .filter(|m| matches!(m, Message::Assistant { .. }))
             .count();
         let call = match index {
-            1 => Some(("order_query", json!({"order_id": "ORD-123"}), "call_x_1")),
-            2 => Some((
-                "ticket_create",
-                json!({"order_id": "ORD-123", "category": "complaint", "summary": TICKET_SUMMARY}),
-                "call_x_2",
-            )),
+            1 => Some(("order_query", &*ORDER_ARGS, "call_x_1")),
+            2 => Some(("ticket_create", &*TICKET_ARGS, "call_x_2")),
             _ => None,
         };
         let chunks: Vec<Result<ModelChunk, ModelError>> = match call {
@@ -176,7 +179,7 @@ impl ChatModel for FakeReactModel {
                     index: 0,
                     id: Some(id.into()),
                     name: Some(name.into()),
-                    arguments: args.to_string(),
+                    arguments: args.clone(),
                 }),
                 Ok(ModelChunk::Finish(FinishReason::ToolCalls)),
             ],
