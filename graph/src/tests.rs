@@ -1045,24 +1045,30 @@ fn new_ids_sort_in_the_order_they_were_made() {
 }
 
 /// A checkpoint's id carries the millisecond of its `created_at`: both
-/// come from one reading of the clock.
+/// come from one reading of the clock. Two readings a checkpoint apart
+/// would straddle a millisecond in about one checkpoint of a few hundred:
+/// a thousand checkpoints are checked.
 #[tokio::test]
 async fn a_checkpoint_id_names_the_millisecond_it_was_created() {
     let cp = MemoryCheckpointer::new();
-    chain()
-        .invoke("t", S::default(), &cp, &NoObserver)
-        .await
-        .unwrap();
-    let saved = cp.list("t").await.unwrap();
-    assert_eq!(saved.len(), 3);
-    for c in saved {
-        let id = uuid::Uuid::parse_str(&c.checkpoint_id).unwrap();
-        let (secs, nanos) = id.get_timestamp().unwrap().to_unix();
-        let id_ms = secs * 1000 + u64::from(nanos) / 1_000_000;
-        assert_eq!(
-            i64::try_from(id_ms).unwrap(),
-            c.created_at.timestamp_millis(),
-            "{c:?}"
-        );
+    let graph = chain();
+    for run in 0..334 {
+        let thread = format!("t{run}");
+        graph
+            .invoke(&thread, S::default(), &cp, &NoObserver)
+            .await
+            .unwrap();
+        let saved = cp.list(&thread).await.unwrap();
+        assert_eq!(saved.len(), 3);
+        for c in saved {
+            let id = uuid::Uuid::parse_str(&c.checkpoint_id).unwrap();
+            let (secs, nanos) = id.get_timestamp().unwrap().to_unix();
+            let id_ms = secs * 1000 + u64::from(nanos) / 1_000_000;
+            assert_eq!(
+                i64::try_from(id_ms).unwrap(),
+                c.created_at.timestamp_millis(),
+                "{c:?}"
+            );
+        }
     }
 }
