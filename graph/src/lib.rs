@@ -113,7 +113,9 @@ pub fn new_id() -> String {
 static IDS: std::sync::Mutex<uuid::ContextV7> = std::sync::Mutex::new(uuid::ContextV7::new());
 
 /// A new id and the time it was made, from one reading of the clock: a
-/// checkpoint's id and its `created_at` name the same instant.
+/// checkpoint's id and its `created_at` name the same millisecond (unless
+/// the clock stepped back since the last id: the id then keeps the order
+/// of ids, the time is the clock's).
 pub(crate) fn stamp() -> (String, Timestamp) {
     let now = chrono::Utc::now();
     let at = uuid::Timestamp::from_unix(
