@@ -113,16 +113,22 @@ pub fn new_id() -> String {
 static IDS: std::sync::Mutex<uuid::ContextV7> = std::sync::Mutex::new(uuid::ContextV7::new());
 
 /// A new id and the time it was made, from one reading of the clock: a
-/// checkpoint's id and its `created_at` name the same millisecond (unless
-/// the clock stepped back since the last id: the id then keeps the order
-/// of ids, the time is the clock's).
+/// checkpoint's id and its `created_at` name the same millisecond. The
+/// clock is read under the counter's lock, so ids made on other threads
+/// meanwhile cannot be later than this reading (the counter would then
+/// move this id's time forward to keep the ids in order); only a clock
+/// stepped back can still do that.
 pub(crate) fn stamp() -> (String, Timestamp) {
+    let ids = IDS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let now = chrono::Utc::now();
     let at = uuid::Timestamp::from_unix(
-        &IDS,
+        &*ids,
         u64::try_from(now.timestamp()).unwrap_or(0),
         now.timestamp_subsec_nanos(),
     );
+    drop(ids);
     let mut text = uuid::Uuid::encode_buffer();
     let id = uuid::Uuid::new_v7(at)
         .hyphenated()

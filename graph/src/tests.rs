@@ -1072,3 +1072,27 @@ async fn a_checkpoint_id_names_the_millisecond_it_was_created() {
         }
     }
 }
+
+/// Ids made on several threads at once still name the millisecond of
+/// their own clock reading: no thread's id is pushed forward by another
+/// thread's later one.
+#[test]
+fn ids_made_at_once_on_several_threads_keep_their_own_time() {
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(|| {
+                (0..20_000)
+                    .map(|_| crate::stamp())
+                    .filter(|(id, at)| {
+                        let id = uuid::Uuid::parse_str(id).unwrap();
+                        let (secs, nanos) = id.get_timestamp().unwrap().to_unix();
+                        let id_ms = secs * 1000 + u64::from(nanos) / 1_000_000;
+                        i64::try_from(id_ms).unwrap() != at.timestamp_millis()
+                    })
+                    .count()
+            })
+        })
+        .collect();
+    let wrong: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(wrong, 0, "ids whose time is not their reading's");
+}
