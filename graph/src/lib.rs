@@ -113,12 +113,13 @@ pub fn new_id() -> String {
 static IDS: std::sync::Mutex<uuid::ContextV7> = std::sync::Mutex::new(uuid::ContextV7::new());
 
 /// A new id and the time it was made, from one reading of the clock: a
-/// checkpoint's id and its `created_at` name the same millisecond. The
+/// checkpoint's id and its `created_at` name the same millisecond (the
+/// engine's checkpoints, and any a caller makes, take both from here). The
 /// clock is read under the counter's lock, so ids made on other threads
 /// meanwhile cannot be later than this reading (the counter would then
 /// move this id's time forward to keep the ids in order); only a clock
 /// stepped back can still do that.
-pub(crate) fn stamp() -> (String, Timestamp) {
+pub fn stamp() -> (String, Timestamp) {
     let ids = IDS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);

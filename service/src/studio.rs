@@ -189,9 +189,10 @@ impl Console {
             state.protocol = provider.config.protocol();
         }
         state.model = provider.model.name();
+        let (checkpoint_id, created_at) = aics_graph::stamp();
         let seed = Checkpoint {
             thread_id: id.as_str().into(),
-            checkpoint_id: aics_graph::new_id(),
+            checkpoint_id,
             parent_id: Some(source.checkpoint_id.clone()),
             step: source.step,
             node: source.node.clone(),
@@ -200,7 +201,7 @@ impl Console {
             state: StateJson::encode(&state)
                 .map_err(|e| ServiceError::Internal(format!("fork state: {e}")))?,
             pending_interrupts: source.pending_interrupts.clone(),
-            created_at: chrono::Utc::now(),
+            created_at,
         };
         let permit = self
             .inner
