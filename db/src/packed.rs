@@ -139,18 +139,38 @@ impl ToSql for Packed<'_> {
 
 /// `header`, then `input` as an LZ4 block on `dict` (none when empty),
 /// if the whole is shorter than `smaller_than` bytes.
+///
+/// LZ4 writes into a buffer this thread keeps, as large as the worst case,
+/// and the block is copied out at its size: a fresh buffer would be zeroed
+/// at the worst case's size first, each time (about 1 % of an `exit` turn,
+/// BENCHMARKS.md round 26).
 fn lz4_block(header: &[u8], input: &[u8], dict: &[u8], smaller_than: usize) -> Option<Vec<u8>> {
-    let mut out = vec![0; header.len() + lz4_flex::block::get_maximum_output_size(input.len())];
-    out[..header.len()].copy_from_slice(header);
-    let block = &mut out[header.len()..];
+    /// A buffer grown past this is not kept.
+    const KEPT: usize = 1024 * 1024;
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let most = lz4_flex::block::get_maximum_output_size(input.len());
+    let mut scratch = SCRATCH.take();
+    if scratch.len() < most {
+        scratch.resize(most, 0);
+    }
+    let block = &mut scratch[..most];
     let n = if dict.is_empty() {
         lz4_flex::block::compress_into(input, block)
     } else {
         lz4_flex::block::compress_into_with_dict(input, block, dict)
+    };
+    let out = n.ok().filter(|n| header.len() + n < smaller_than).map(|n| {
+        let mut out = Vec::with_capacity(header.len() + n);
+        out.extend_from_slice(header);
+        out.extend_from_slice(&scratch[..n]);
+        out
+    });
+    if scratch.len() <= KEPT {
+        SCRATCH.set(scratch);
     }
-    .ok()?;
-    out.truncate(header.len() + n);
-    (out.len() < smaller_than).then_some(out)
+    out
 }
 
 /// The text of what [`Packed`] stored (or of any UTF-8 text), except a
@@ -454,6 +474,31 @@ mod tests {
             unpack_on_parent(stored.bytes(), "nothing alike").expect("unpacks"),
             text
         );
+    }
+
+    /// The kept output buffer leaks nothing from an earlier, longer block
+    /// into a later one: each is the bytes LZ4 writes for it alone.
+    #[test]
+    fn each_block_is_written_as_if_alone() {
+        let long = r#"{"role":"tool","content":"订单 ORD-2024-001 已发货，顺丰 SF1234567890"},"#
+            .repeat(200);
+        let short = r#"{"role":"assistant","content":"好的，订单已发货"},"#.repeat(12);
+        let alone = |text: &str| {
+            let mut bytes = vec![TAG];
+            bytes.extend_from_slice(&(text.len() as u32).to_le_bytes());
+            bytes.extend(lz4_flex::block::compress(text.as_bytes()));
+            bytes
+        };
+        for text in [&long, &short, &long, &short] {
+            assert_eq!(Packed::of(text).bytes(), alone(text));
+            assert_eq!(round_trip(text), *text);
+        }
+        let parent = short.clone();
+        let child = format!("{short}{}", r#"{"role":"user","content":"谢谢"}"#);
+        let first = Packed::on_parent(&child, &parent).bytes().to_vec();
+        let _ = Packed::of(&long);
+        assert_eq!(Packed::on_parent(&child, &parent).bytes(), first);
+        assert_eq!(unpack_on_parent(&first, &parent).expect("unpacks"), child);
     }
 
     #[test]
