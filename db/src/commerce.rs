@@ -440,7 +440,7 @@ impl Database {
 
 /// [`Database::order_detail`] on SQLite's direct connection.
 fn order_detail_direct(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &crate::direct::Tx<'_>,
     order_id: &str,
 ) -> Result<Option<OrderDetail>, DbError> {
     let Some(order) = first(tx, ORDER_BY_ID, [order_id], OrderRow::direct)? else {

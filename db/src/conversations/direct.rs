@@ -44,7 +44,7 @@ pub(crate) struct TurnRow([Value; 15]);
 
 impl TurnRow {
     /// Saves (or replaces) the row.
-    pub(crate) fn save(&self, tx: &rusqlite::Transaction<'_>) -> Result<(), DbError> {
+    pub(crate) fn save(&self, tx: &crate::direct::Tx<'_>) -> Result<(), DbError> {
         prepare(tx, SAVE_TURN)?.execute(rusqlite::params_from_iter(&self.0))?;
         Ok(())
     }
@@ -85,7 +85,7 @@ impl MessageRow {
 /// A conversation with its messages, turns and active run, in `tx`'s one
 /// snapshot (as `Database::conversation_detail` reads them on PostgreSQL).
 pub(super) fn detail(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &crate::direct::Tx<'_>,
     session_id: &str,
 ) -> Result<Option<ConversationDetail>, DbError> {
     let summary = first(tx, &CONVERSATION, [session_id], |row| {
@@ -109,7 +109,7 @@ pub(super) fn detail(
 /// The last `n` messages of a conversation, oldest first, on SQLite's
 /// direct connection (as `recent_messages!`).
 pub(crate) fn recent_messages_direct(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &crate::direct::Tx<'_>,
     session_id: &str,
     n: u32,
 ) -> Result<Vec<ChatMessage>, DbError> {
@@ -126,7 +126,7 @@ pub(crate) fn recent_messages_direct(
 /// Inserts a message at `at` on SQLite's direct connection, without
 /// touching the conversation (as `insert_message!`).
 pub(crate) fn insert_message_direct(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &crate::direct::Tx<'_>,
     session_id: &str,
     role: MessageRole,
     content: &str,
@@ -151,7 +151,7 @@ pub(crate) fn insert_message_direct(
 /// connection (as `append_message!`); `NotFound` when the conversation is
 /// missing.
 pub(crate) fn append_message_direct(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &crate::direct::Tx<'_>,
     session_id: &str,
     role: MessageRole,
     content: &str,

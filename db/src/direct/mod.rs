@@ -46,12 +46,16 @@ use std::time::{Duration, Instant};
 
 use aics_types::Timestamp;
 use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
-use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
 use tokio::sync::Mutex;
 
 use crate::DbError;
 
+mod tx;
 mod writer;
+
+use tx::Begin;
+pub(crate) use tx::Tx;
 
 /// How long a write may wait for another connection's write lock, as long
 /// as sqlx's `busy_timeout` (crate docs, "Durability").
@@ -167,7 +171,7 @@ impl Direct {
     /// an error from `f` rolls back what it wrote and is returned.
     pub(crate) async fn write<T: Send + 'static>(
         &self,
-        mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError> + Send + 'static,
+        mut f: impl FnMut(&Tx<'_>) -> Result<T, DbError> + Send + 'static,
     ) -> Result<T, DbError> {
         self.transact(move |tx| f(tx).map(Keep::Commit)).await
     }
@@ -176,7 +180,7 @@ impl Direct {
     /// answer ([`Keep::RollBack`]).
     pub(crate) async fn transact<T: Send + 'static>(
         &self,
-        f: impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError> + Send + 'static,
+        f: impl FnMut(&Tx<'_>) -> Result<Keep<T>, DbError> + Send + 'static,
     ) -> Result<T, DbError> {
         self.writer.transact(f).await
     }
@@ -188,7 +192,7 @@ impl Direct {
     /// two hops to sqlx's connection thread.
     pub(crate) async fn read<T>(
         &self,
-        mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError>,
+        mut f: impl FnMut(&Tx<'_>) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
         let conn = self
             .reader
@@ -222,7 +226,7 @@ impl Direct {
     /// database has one connection, so `f` runs on it ([`Direct::read`]).
     pub(crate) async fn read_apart<T: Send + 'static>(
         &self,
-        mut f: impl FnMut(&Transaction<'_>) -> Result<T, DbError> + Send + 'static,
+        mut f: impl FnMut(&Tx<'_>) -> Result<T, DbError> + Send + 'static,
     ) -> Result<T, DbError> {
         static APART: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(APART_AT_ONCE);
         let Some(reader) = &self.reader else {
@@ -295,10 +299,10 @@ fn connect(filename: &Path) -> Result<Connection, DbError> {
 /// One try of a read transaction on `conn` (`None`: closed).
 fn try_read<T>(
     conn: Option<&mut Connection>,
-    f: &mut impl FnMut(&Transaction<'_>) -> Result<T, DbError>,
+    f: &mut impl FnMut(&Tx<'_>) -> Result<T, DbError>,
 ) -> Result<T, DbError> {
     let conn = conn.ok_or(DbError::Sqlx(sqlx::Error::PoolClosed))?;
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+    let tx = Tx::begin(conn, Begin::Deferred)?;
     // Dropping the transaction ends it (rolls back: nothing was written).
     f(&tx)
 }
@@ -319,7 +323,7 @@ pub(crate) enum Keep<T> {
 /// The rewritten text is made once per statement (the statements are
 /// constants) and kept for the process's life.
 pub(crate) fn prepare<'c>(
-    tx: &'c Transaction<'_>,
+    tx: &'c Tx<'_>,
     sql: &'static str,
 ) -> rusqlite::Result<rusqlite::CachedStatement<'c>> {
     static NUMBERED: OnceLock<RwLock<HashMap<usize, &'static str>>> = OnceLock::new();
@@ -343,7 +347,7 @@ pub(crate) fn prepare<'c>(
 
 /// Every row `sql` answers with `params`, each read by `read`.
 pub(crate) fn all<T>(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     sql: &'static str,
     params: impl rusqlite::Params,
     mut read: impl FnMut(&rusqlite::Row<'_>) -> Result<T, DbError>,
@@ -359,7 +363,7 @@ pub(crate) fn all<T>(
 
 /// The first row `sql` answers with `params`, if any, read by `read`.
 pub(crate) fn first<T>(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     sql: &'static str,
     params: impl rusqlite::Params,
     read: impl FnOnce(&rusqlite::Row<'_>) -> Result<T, DbError>,

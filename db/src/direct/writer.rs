@@ -39,9 +39,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex as StdMutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::Connection;
 use tokio::sync::{oneshot, Mutex};
 
+use super::tx::{Begin, Tx};
 use super::{is_busy, Keep, BUSY_TIMEOUT, FIRST_PAUSE, MAX_PAUSE};
 use crate::DbError;
 
@@ -50,7 +51,7 @@ use crate::DbError;
 const JOBS_PER_BATCH: usize = 64;
 
 type Value = Box<dyn Any + Send>;
-type Work = Box<dyn FnMut(&Transaction<'_>) -> Result<Keep<Value>, DbError> + Send>;
+type Work = Box<dyn FnMut(&Tx<'_>) -> Result<Keep<Value>, DbError> + Send>;
 
 /// What a caller hears back.
 enum Answer {
@@ -75,7 +76,7 @@ impl Job {
     }
 
     /// Runs the job's body, a panic caught.
-    fn run(&mut self, tx: &Transaction<'_>) -> Outcome {
+    fn run(&mut self, tx: &Tx<'_>) -> Outcome {
         match catch_unwind(AssertUnwindSafe(|| (self.work)(tx))) {
             Ok(Ok(Keep::Commit(value))) => Outcome::Commit(value),
             Ok(Ok(Keep::RollBack(value))) => Outcome::RollBack(Ok(value)),
@@ -148,7 +149,7 @@ impl Writer {
     /// jobs (module docs), and answers once that transaction committed.
     pub(super) async fn transact<T: Send + 'static>(
         self: &Arc<Self>,
-        mut f: impl FnMut(&Transaction<'_>) -> Result<Keep<T>, DbError> + Send + 'static,
+        mut f: impl FnMut(&Tx<'_>) -> Result<Keep<T>, DbError> + Send + 'static,
     ) -> Result<T, DbError> {
         let (done, answer) = oneshot::channel();
         self.submit(Job {
@@ -306,7 +307,7 @@ fn run(conn: Option<&mut Connection>, batch: Vec<Job>) -> Vec<Job> {
 /// One job in a transaction of its own; the job back when the write lock
 /// was taken.
 fn alone(conn: &mut Connection, mut job: Job) -> Option<Job> {
-    let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+    let tx = match Tx::begin(conn, Begin::Immediate) {
         Ok(tx) => tx,
         Err(e) if is_busy(&e) => return job.busy(e),
         Err(e) => {
@@ -331,7 +332,7 @@ fn alone(conn: &mut Connection, mut job: Job) -> Option<Job> {
 /// Several jobs in one transaction, each in a savepoint; the jobs back
 /// when the write lock was taken.
 fn shared(conn: &mut Connection, batch: Vec<Job>) -> Vec<Job> {
-    let (mut back, again) = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+    let (mut back, again) = match Tx::begin(conn, Begin::Immediate) {
         Ok(tx) => together(tx, batch),
         Err(e) if is_busy(&e) => {
             return batch
@@ -349,18 +350,18 @@ fn shared(conn: &mut Connection, batch: Vec<Job>) -> Vec<Job> {
 /// Runs `batch` in `tx` and commits it, answering each job; returns the
 /// jobs to try again later (busy) and those to run again alone now (the
 /// transaction failed as a whole).
-fn together(tx: Transaction<'_>, batch: Vec<Job>) -> (Vec<Job>, Vec<Job>) {
+fn together(tx: Tx<'_>, batch: Vec<Job>) -> (Vec<Job>, Vec<Job>) {
     let mut ran: Vec<(Job, Outcome)> = Vec::with_capacity(batch.len());
     let mut back = Vec::new();
     let mut jobs = batch.into_iter();
     while let Some(mut job) = jobs.next() {
-        let outcome = match tx.execute_batch("SAVEPOINT job") {
+        let outcome = match tx.savepoint() {
             Ok(()) => Some(job.run(&tx)),
             Err(_) => None,
         };
         let ended = match &outcome {
-            Some(Outcome::Commit(_)) => tx.execute_batch("RELEASE job"),
-            Some(_) => tx.execute_batch("ROLLBACK TO job; RELEASE job"),
+            Some(Outcome::Commit(_)) => tx.release(),
+            Some(_) => tx.roll_back_savepoint(),
             None => Ok(()),
         };
         match outcome {

@@ -188,7 +188,7 @@ impl Database {
 }
 
 /// [`Database::begin_turn`] on SQLite's direct connection.
-fn begin_direct(tx: &rusqlite::Transaction<'_>, t: &NewTurn) -> Result<Keep<Begin>, DbError> {
+fn begin_direct(tx: &crate::direct::Tx<'_>, t: &NewTurn) -> Result<Keep<Begin>, DbError> {
     let touched = prepare(tx, UPSERT_CONVERSATION)?
         .query_row(
             rusqlite::params![&t.session_id, &t.title, ts(t.at)],

@@ -81,7 +81,7 @@ static ACTIVE_RUN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 
 /// [`Database::active_run`] in a transaction of SQLite's direct connection.
 pub(crate) fn active_run_direct(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &crate::direct::Tx<'_>,
     session_id: &str,
 ) -> Result<Option<RunInfo>, DbError> {
     crate::direct::first(tx, &ACTIVE_RUN, [session_id], |row| {
