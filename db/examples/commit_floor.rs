@@ -4,9 +4,11 @@
 //!
 //! On a fresh file with the server's settings (WAL, `synchronous =
 //! NORMAL`, no checkpoint inside a commit: the server's run off the
-//! commit path, `db/src/wal.rs`), once with the VFS of the server's direct
-//! connections (`aics-sqlite-vfs`: a commit's log frames in one write) and
-//! once with the platform's, it times, per commit:
+//! commit path, `db/src/wal.rs`), with the server's VFS
+//! (`aics-sqlite-vfs`: a commit's log frames in one write; the file this
+//! process's alone, its wal-index locked in memory), the same VFS shared
+//! with other processes (the wal-index locked with `fcntl`), and the
+//! platform's, it times, per commit:
 //! - an empty transaction (`BEGIN IMMEDIATE`, `COMMIT`);
 //! - one small row into a table with no index;
 //! - one small row into a table with a unique index on two text columns,
@@ -51,7 +53,11 @@ fn main() -> Result<(), Error> {
         Some(n) => n.parse()?,
         None => 10_000,
     };
-    for vfs in [aics_sqlite_vfs::register()?, "unix"] {
+    for vfs in [
+        aics_sqlite_vfs::register(aics_sqlite_vfs::Access::Process)?,
+        aics_sqlite_vfs::register(aics_sqlite_vfs::Access::Shared)?,
+        "unix",
+    ] {
         measure(n, vfs)?;
     }
     Ok(())

@@ -75,13 +75,26 @@
 //!   crashes; only an OS crash or power cut may roll back the last few
 //!   commits. That is the trade a chat console wants: a checkpoint is written
 //!   after every node, and FULL would add an fsync to each of them. (LangGraph's
-//!   SQLite checkpointer is benchmarked at the same setting.) `busy_timeout`
-//!   is 5 s so that another process on the same file (a test, a backup)
-//!   waits for the write lock rather than fails; foreign keys are on.
-//!   Every connection this crate opens to a file (sqlx's and the direct
-//!   ones) writes the log through `aics_sqlite_vfs`, which hands a commit's
-//!   frames to the kernel in one write instead of two per page, before
-//!   SQLite publishes the commit: what a crash keeps is unchanged.
+//!   SQLite checkpointer is benchmarked at the same setting.) Foreign keys
+//!   are on. Every connection this crate opens to a file (sqlx's and the
+//!   direct ones) writes the log through `aics_sqlite_vfs`, which hands a
+//!   commit's frames to the kernel in one write instead of two per page,
+//!   before SQLite publishes the commit: what a crash keeps is unchanged.
+//! - **Who opens a SQLite file.** [`Database::connect`] opens it for this
+//!   process alone ([`SqliteAccess::Process`], SQLite's "unix-excl"): one
+//!   exclusive lock on the file, taken at the first connection and held
+//!   until the last one closes, and the connections of the process
+//!   coordinate in memory. Each commit is then spared the `fcntl` calls
+//!   that lock the shared wal-index — six a commit, a quarter of a `sync`
+//!   turn (BENCHMARKS.md, round 26) — and a second server on the same file
+//!   stops at start with [`DbError::InUse`] instead of sharing it. What a
+//!   crash keeps is the same: the wal-index is rebuilt from the log when
+//!   the file is next opened. Another program (`sqlite3`, a backup) can
+//!   open the file only while no server has it, unless every program that
+//!   opens it shares it ([`SqliteAccess::Shared`], `Database::connect_with`;
+//!   the server's `sqlite-shared`, and pools made elsewhere, as tests make
+//!   theirs). Shared, `busy_timeout` is 5 s so that another process waits
+//!   for the write lock rather than fails.
 //! - **Pool sizes**: SQLite gets one pooled connection, and two direct
 //!   connections (`direct`), one for a turn's own writes and one for its
 //!   reads: sqlx runs each SQLite statement on its connection's thread, a
@@ -177,6 +190,7 @@ pub mod users;
 mod wal;
 
 pub use aics_agent::tools::normalize_order_id;
+pub use aics_sqlite_vfs::Access as SqliteAccess;
 pub use approvals::{ExpiredApproval, NewApproval};
 pub use audit::AuditQuery;
 pub use checkpoints::SqlCheckpointer;
@@ -211,6 +225,13 @@ pub enum DbError {
     /// The database URL is neither `sqlite:` nor `postgres:` (startup error).
     #[error("unsupported database URL {0:?}: expected sqlite://… or postgres://…")]
     UnsupportedUrl(String),
+    /// The SQLite file is held by another process: the server opens its
+    /// file alone ([`SqliteAccess::Process`]; startup error).
+    #[error(
+        "the SQLite file {0} is open in another process (another aics server?): stop it, \
+         or set sqlite-shared (AICS_SQLITE_SHARED=true) on every server that opens it"
+    )]
+    InUse(String),
     /// The SQLite file's folder could not be created (startup error).
     #[error("cannot create the database folder: {0}")]
     Io(#[from] std::io::Error),
@@ -265,6 +286,9 @@ pub struct Sqlite {
     pool: SqlitePool,
     /// Opened on first use (or by [`Database::connect`], to fail early).
     direct: Arc<OnceLock<direct::Direct>>,
+    /// Who else may open the file meanwhile: the pool's VFS, which the
+    /// direct connections share ([`SqliteAccess`]).
+    access: SqliteAccess,
 }
 
 impl Sqlite {
@@ -279,27 +303,41 @@ impl Sqlite {
         if let Some(direct) = self.direct.get() {
             return Ok(direct);
         }
-        let opened = direct::Direct::open(self.pool.connect_options().get_filename())?;
+        let opened = direct::Direct::open(self.pool.connect_options().get_filename(), self.access)?;
         // Two first callers may both open one: one is kept.
         Ok(self.direct.get_or_init(|| opened))
     }
 }
 
 impl From<SqlitePool> for Database {
-    /// The pool's database (tests make theirs with `#[sqlx::test]`).
+    /// The pool's database (tests make theirs with `#[sqlx::test]`). Such a
+    /// pool opens the file through the platform's VFS, shared with other
+    /// processes, and so do the direct connections beside it.
     fn from(pool: SqlitePool) -> Self {
-        Self::Sqlite(Sqlite {
-            pool,
-            direct: Arc::default(),
-        })
+        Self::sqlite(pool, SqliteAccess::Shared)
     }
 }
 
 impl Database {
+    fn sqlite(pool: SqlitePool, access: SqliteAccess) -> Self {
+        Self::Sqlite(Sqlite {
+            pool,
+            direct: Arc::default(),
+            access,
+        })
+    }
+
     /// Opens a pool on `sqlite://path` (the file and its folder are created
-    /// when missing) or `postgres://user:pass@host/db`.
-    #[tracing::instrument(skip_all, fields(backend))]
+    /// when missing) or `postgres://user:pass@host/db`. A SQLite file is
+    /// this process's alone while it is open ([`SqliteAccess::Process`]).
     pub async fn connect(url: &str) -> Result<Self, DbError> {
+        Self::connect_with(url, SqliteAccess::Process).await
+    }
+
+    /// [`Database::connect`], a SQLite file opened with `access` (crate
+    /// docs, "Durability"; PostgreSQL ignores it).
+    #[tracing::instrument(skip_all, fields(backend))]
+    pub async fn connect_with(url: &str, access: SqliteAccess) -> Result<Self, DbError> {
         if url.starts_with("sqlite:") {
             tracing::Span::current().record("backend", "sqlite");
             let options = SqliteConnectOptions::from_str(url)?;
@@ -320,7 +358,7 @@ impl Database {
             } else {
                 options
                     .clone()
-                    .vfs(aics_sqlite_vfs::register()?)
+                    .vfs(aics_sqlite_vfs::register(access)?)
                     .pragma("wal_autocheckpoint", wal::AUTOCHECKPOINT_PAGES.to_string())
             };
             let pool = SqlitePoolOptions::new()
@@ -345,8 +383,14 @@ impl Database {
                     Some(Duration::from_secs(1800))
                 })
                 .connect_with(pool_options)
-                .await?;
-            let db = Self::from(pool);
+                .await
+                .map_err(|e| match e {
+                    e if access == SqliteAccess::Process && is_busy(&e) => {
+                        DbError::InUse(options.get_filename().display().to_string())
+                    }
+                    e => DbError::from(e),
+                })?;
+            let db = Self::sqlite(pool, access);
             if let Self::Sqlite(sqlite) = &db {
                 sqlite.direct()?;
                 if !in_memory {
@@ -450,6 +494,18 @@ fn sqlite_options(options: SqliteConnectOptions) -> SqliteConnectOptions {
 /// theirs from `#[sqlx::test]`).
 pub fn sqlite_connect_options(options: SqliteConnectOptions) -> SqliteConnectOptions {
     sqlite_options(options)
+}
+
+/// Whether `e` is SQLite's "database is locked" (`SQLITE_BUSY`, with any
+/// extended code).
+fn is_busy(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(e) => e
+            .code()
+            .and_then(|code| code.parse::<i32>().ok())
+            .is_some_and(|code| code & 0xff == 5),
+        _ => false,
+    }
 }
 
 /// A URL without its password, for error messages.

@@ -83,6 +83,12 @@ pub struct Settings {
     /// `sqlite://…` or `postgres://…` (`AICS_DATABASE_URL`).
     #[serde(default = "default_database_url")]
     pub database_url: String,
+    /// Let other programs open the SQLite file while the server runs
+    /// (`AICS_SQLITE_SHARED`). Off by default: the file is the server's
+    /// alone, which spares each commit its locking system calls and keeps a
+    /// second server off the same file (`aics_db::SqliteAccess`).
+    #[serde(default)]
+    pub sqlite_shared: bool,
     /// The tracing filter (`AICS_LOG`), e.g. `info` or `aics=debug,info`.
     #[serde(default = "default_log")]
     pub log: String,
@@ -110,6 +116,7 @@ impl std::fmt::Debug for Settings {
         f.debug_struct("Settings")
             .field("addr", &self.addr)
             .field("database_url", &redact_url(&self.database_url))
+            .field("sqlite_shared", &self.sqlite_shared)
             .field("log", &self.log)
             .field("log_format", &self.log_format)
             .field("llm", &self.llm)
@@ -531,6 +538,7 @@ fn lenient_bool<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 const ENV_KEYS: &[(&str, &str, bool)] = &[
     ("ADDR", "addr", true),
     ("DATABASE_URL", "database-url", true),
+    ("SQLITE_SHARED", "sqlite-shared", false),
     ("LOG", "log", true),
     ("LOG_FORMAT", "log-format", true),
     ("LLM_PROVIDER", "llm.provider", true),
@@ -625,6 +633,15 @@ impl Settings {
             ));
         }
         Ok(settings)
+    }
+
+    /// Who else may open a SQLite database file while the server has it.
+    pub fn sqlite_access(&self) -> aics_db::SqliteAccess {
+        if self.sqlite_shared {
+            aics_db::SqliteAccess::Shared
+        } else {
+            aics_db::SqliteAccess::Process
+        }
     }
 
     /// The listen address, if configured.

@@ -42,7 +42,7 @@ async fn main() -> anyhow::Result<()> {
         );
     }
 
-    let db = Database::connect(&settings.database_url)
+    let db = Database::connect_with(&settings.database_url, settings.sqlite_access())
         .await
         .context("connecting to the database (AICS_DATABASE_URL)")?;
     db.migrate().await.context("migrating the database")?;

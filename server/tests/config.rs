@@ -375,3 +375,19 @@ fn the_example_file_documents_the_default_approval_rules() {
             .unwrap()
     );
 }
+
+/// A SQLite file is the server's alone unless `sqlite-shared` says other
+/// programs may open it too; the variable overrides the file.
+#[test]
+fn the_sqlite_file_is_the_servers_alone_unless_shared() {
+    use aics_db::SqliteAccess;
+    let default = load("", &[]).unwrap();
+    assert_eq!(default.sqlite_access(), SqliteAccess::Process);
+    let shared = load("sqlite-shared = true", &[]).unwrap();
+    assert_eq!(shared.sqlite_access(), SqliteAccess::Shared);
+    let back = load("sqlite-shared = true", &[("AICS_SQLITE_SHARED", "false")]).unwrap();
+    assert_eq!(back.sqlite_access(), SqliteAccess::Process);
+    let by_env = load("", &[("AICS_SQLITE_SHARED", "true")]).unwrap();
+    assert_eq!(by_env.sqlite_access(), SqliteAccess::Shared);
+    assert!(load("", &[("AICS_SQLITE_SHARED", "maybe")]).is_err());
+}

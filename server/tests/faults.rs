@@ -13,7 +13,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use aics_db::Database;
+use aics_db::{Database, SqliteAccess};
 use common::{Server, Workdir};
 use serde_json::{json, Value};
 
@@ -39,6 +39,16 @@ async fn wait_for_turn(server: &Server, sid: &str, pred: impl Fn(&Value) -> bool
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The test's own connection to a server's file: shared, so that it reads
+/// beside a server started with `AICS_SQLITE_SHARED`, and leaves no lock
+/// behind for the next server once closed. (A server holds its file alone
+/// by default; the tests read it once that server is killed.)
+async fn open(url: &str) -> Database {
+    Database::connect_with(url, SqliteAccess::Shared)
+        .await
+        .unwrap()
 }
 
 fn ended(turn: &Value) -> bool {
@@ -98,7 +108,7 @@ async fn killed_during_a_tool_call(mode: &str) {
     let gid = accepted["graphExecutionId"].as_str().unwrap().to_owned();
     events.until(|e| e.event == "tool_start").await;
     first.kill();
-    let db = Database::connect(&db_url).await.unwrap();
+    let db = open(&db_url).await;
     let left = db.list_checkpoints(&gid).await.unwrap().len();
     db.close().await;
 
@@ -144,7 +154,8 @@ async fn killed_during_a_tool_call(mode: &str) {
     }
     assert!(detail["activeRun"].is_null());
     takes_messages(&second, &sid).await;
-    let db = Database::connect(&db_url).await.unwrap();
+    second.kill();
+    let db = open(&db_url).await;
     assert_eq!(db.run(&gid).await.unwrap().unwrap().attempts, 2);
 }
 
@@ -174,10 +185,15 @@ async fn killed_after_the_decision(mode: &str) {
     let db_url = format!("sqlite://{}/aics.db", dir.display());
     let log = dir.join("server.log");
     let durability = ("AICS_DURABILITY", mode);
+    // Shared: the test reads the file beside it, at the pause.
     let first = Server::start(
         &db_url,
         &log,
-        &[("AICS_DEMO_TOOL_DELAY_MS", "3000"), durability],
+        &[
+            ("AICS_DEMO_TOOL_DELAY_MS", "3000"),
+            ("AICS_SQLITE_SHARED", "true"),
+            durability,
+        ],
     )
     .await;
     let sid = format!("kill-after-decision-{mode}");
@@ -192,7 +208,7 @@ async fn killed_after_the_decision(mode: &str) {
         .unwrap()
         .to_owned();
     // The pause was durable before it was reported, in every mode.
-    let db = Database::connect(&db_url).await.unwrap();
+    let db = open(&db_url).await;
     let at_pause = db.list_checkpoints(&gid).await.unwrap();
     assert!(
         at_pause
@@ -213,7 +229,7 @@ async fn killed_after_the_decision(mode: &str) {
         .until(|e| e.event == "tool_start" && e.data["tool"] == "ticket_create")
         .await;
     first.kill();
-    let db = Database::connect(&db_url).await.unwrap();
+    let db = open(&db_url).await;
     let left = db.list_checkpoints(&gid).await.unwrap().len();
     if mode == "exit" {
         assert_eq!(left, at_pause.len(), "exit: nothing after the pause");
@@ -229,7 +245,11 @@ async fn killed_after_the_decision(mode: &str) {
     );
     assert_eq!(turn["stopReason"], "final_answer", "{turn}");
     assert!(turn["reply"].as_str().unwrap().contains("TCK-"), "{turn}");
-    let db = Database::connect(&db_url).await.unwrap();
+    let (_, detail) = second.get(&format!("/api/conversations/{sid}")).await;
+    assert_eq!(replies_of(&detail, &gid), 1);
+    takes_messages(&second, &sid).await;
+    second.kill();
+    let db = open(&db_url).await;
     let tickets = db.list_tickets(Some("ORD-123")).await.unwrap();
     assert_eq!(
         tickets.iter().filter(|t| t.idempotency_key == call).count(),
@@ -238,9 +258,6 @@ async fn killed_after_the_decision(mode: &str) {
     );
     let approval = db.approval(&call).await.unwrap().unwrap();
     assert_eq!(approval.status, aics_types::ApprovalStatus::Approved);
-    let (_, detail) = second.get(&format!("/api/conversations/{sid}")).await;
-    assert_eq!(replies_of(&detail, &gid), 1);
-    takes_messages(&second, &sid).await;
 }
 
 #[tokio::test]
@@ -277,7 +294,7 @@ async fn a_decision_taken_while_the_server_was_down_is_resumed_at_start() {
         .to_owned();
     first.kill();
     {
-        let db = Database::connect(&db_url).await.unwrap();
+        let db = open(&db_url).await;
         let decision = aics_types::ApprovalDecision {
             approve: true,
             reason: None,
@@ -438,4 +455,33 @@ async fn two_instances_on_postgres_the_survivor_takes_over() {
     }
     drop(survivor);
     database.drop_it().await;
+}
+
+/// A second server on a SQLite file that a first one holds stops at start
+/// with an error that says so, and changes nothing; the first one goes on.
+/// Once the first is gone, a server starts on the file again.
+#[tokio::test]
+async fn a_second_server_on_the_same_sqlite_file_is_refused() {
+    let dir = Workdir::new("faults", "second-server");
+    let db_url = format!("sqlite://{}/aics.db", dir.display());
+    let first = Server::start(&db_url, &dir.join("first.log"), &[]).await;
+    let second_log = dir.join("second.log");
+    assert!(
+        !Server::stops_by_itself(&db_url, &second_log, &[]).await,
+        "the second server failed"
+    );
+    let said = std::fs::read_to_string(&second_log).unwrap();
+    assert!(said.contains("is open in another process"), "{said}");
+    let sid = "first-goes-on";
+    let (status, turn) = first
+        .post("/api/chat", json!({"sessionId": sid, "message": "你好"}))
+        .await;
+    assert_eq!(status, 200, "{turn}");
+    first.kill();
+    let again = Server::start(&db_url, &dir.join("again.log"), &[]).await;
+    let (_, detail) = again.get(&format!("/api/conversations/{sid}")).await;
+    assert!(
+        detail["messages"].as_array().is_some_and(|m| !m.is_empty()),
+        "{detail}"
+    );
 }

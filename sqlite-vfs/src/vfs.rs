@@ -15,37 +15,96 @@ use rusqlite::ffi;
 
 use crate::batch::Batch;
 
-/// The VFS's name, to open a connection with.
+/// Who may have a database open while a connection of this process has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Any process: the platform's VFS ("unix"), which locks the
+    /// wal-index (the `-shm` file) with `fcntl` at every transaction's
+    /// start and end, about six system calls a commit.
+    Shared,
+    /// This process alone: the platform's "unix-excl", which takes one
+    /// exclusive lock on the database file when it is first opened and
+    /// keeps it until the process's last connection to it closes. Another
+    /// process that opens the file is refused (`SQLITE_BUSY`, "database is
+    /// locked"). The connections of this process coordinate in memory: the
+    /// wal-index lives in the heap and no transaction makes a locking
+    /// system call. Every connection of the process to the file must then
+    /// be opened this way.
+    Process,
+}
+
+impl Access {
+    /// The VFS's name, to open a connection with.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Shared => NAME,
+            Self::Process => NAME_PROCESS,
+        }
+    }
+
+    /// The name as SQLite reads it.
+    const fn c_name(self) -> &'static CStr {
+        match self {
+            Self::Shared => C_NAME,
+            Self::Process => C_NAME_PROCESS,
+        }
+    }
+
+    /// The platform's VFS under ours (`None`: the default).
+    const fn root(self) -> Option<&'static CStr> {
+        match self {
+            Self::Shared => None,
+            Self::Process => Some(c"unix-excl"),
+        }
+    }
+}
+
+/// The VFS's name for [`Access::Shared`], to open a connection with.
 pub const NAME: &str = match C_NAME.to_str() {
     Ok(name) => name,
     Err(_) => panic!("the VFS's name is UTF-8"),
 };
 /// The same name as SQLite reads it.
 const C_NAME: &CStr = c"aics-batched-log";
+/// The VFS's name for [`Access::Process`].
+pub const NAME_PROCESS: &str = match C_NAME_PROCESS.to_str() {
+    Ok(name) => name,
+    Err(_) => panic!("the VFS's name is UTF-8"),
+};
+const C_NAME_PROCESS: &CStr = c"aics-batched-log-excl";
 
-/// Registers the VFS (once a process; not as the default) and answers its
-/// name.
-pub fn register() -> Result<&'static str, rusqlite::Error> {
-    static REGISTERED: OnceLock<c_int> = OnceLock::new();
-    // SAFETY: `register_once` runs once; it only reads the default VFS and
-    // registers a VFS that lives as long as the process.
-    let rc = *REGISTERED.get_or_init(|| unsafe { register_once() });
+/// Registers the VFS of `access` (once a process; not as the default) and
+/// answers its name.
+pub fn register(access: Access) -> Result<&'static str, rusqlite::Error> {
+    static SHARED: OnceLock<c_int> = OnceLock::new();
+    static PROCESS: OnceLock<c_int> = OnceLock::new();
+    let registered = match access {
+        Access::Shared => &SHARED,
+        Access::Process => &PROCESS,
+    };
+    // SAFETY: `register_once` runs once per flavour; it only reads a
+    // platform VFS and registers a VFS that lives as long as the process.
+    let rc = *registered.get_or_init(|| unsafe { register_once(access) });
     if rc == ffi::SQLITE_OK {
-        Ok(NAME)
+        Ok(access.name())
     } else {
         Err(rusqlite::Error::SqliteFailure(
             ffi::Error::new(rc),
-            Some(format!("registering SQLite's VFS {NAME} failed")),
+            Some(format!("registering SQLite's VFS {} failed", access.name())),
         ))
     }
 }
 
 /// # Safety
-/// Call once (it leaks the VFS it registers).
-unsafe fn register_once() -> c_int {
-    // SAFETY: `sqlite3_vfs_find` initialises SQLite if needed; a null name
-    // asks for the default VFS, which lives as long as the process.
-    let root = unsafe { ffi::sqlite3_vfs_find(ptr::null()) };
+/// Call once per flavour (it leaks the VFS it registers).
+unsafe fn register_once(flavour: Access) -> c_int {
+    let root = match flavour.root() {
+        // SAFETY: `sqlite3_vfs_find` initialises SQLite if needed; the VFS
+        // it answers lives as long as the process.
+        Some(name) => unsafe { ffi::sqlite3_vfs_find(name.as_ptr()) },
+        // SAFETY: as above; a null name asks for the default VFS.
+        None => unsafe { ffi::sqlite3_vfs_find(ptr::null()) },
+    };
     if root.is_null() {
         return ffi::SQLITE_ERROR;
     }
@@ -56,7 +115,7 @@ unsafe fn register_once() -> c_int {
         szOsFile: INNER_AT as c_int + os_file,
         mxPathname: max_path,
         pNext: ptr::null_mut(),
-        zName: C_NAME.as_ptr(),
+        zName: flavour.c_name().as_ptr(),
         pAppData: root.cast(),
         xOpen: Some(open),
         xDelete: Some(delete),

@@ -44,6 +44,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
+use aics_sqlite_vfs::Access;
 use aics_types::Timestamp;
 use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
@@ -87,6 +88,9 @@ pub(crate) struct Direct {
 struct Reader {
     conn: Mutex<Option<Connection>>,
     file: PathBuf,
+    /// The access the file was opened with, which every connection of the
+    /// process to it shares.
+    access: Access,
 }
 
 impl std::fmt::Debug for Direct {
@@ -100,18 +104,20 @@ impl Direct {
     /// migrated by sqlx) with the crate's SQLite settings. An in-memory
     /// database (sqlx names it `file:sqlx-in-memory-N` and shares its
     /// cache within the process) is opened as the same shared database.
-    pub(crate) fn open(filename: &Path) -> Result<Self, DbError> {
+    /// A file is opened with `access`, the pool's.
+    pub(crate) fn open(filename: &Path, access: Access) -> Result<Self, DbError> {
         let name = filename.to_string_lossy();
         if name.starts_with("file:sqlx-in-memory-") {
             // One connection: a second one to a shared-cache database
             // would wait on the first one's table locks, not read beside it.
-            return Ok(Self::with(connect(filename)?, None));
+            return Ok(Self::with(connect(filename, access)?, None));
         }
         Ok(Self::with(
-            connect(filename)?,
+            connect(filename, access)?,
             Some(Reader {
-                conn: Mutex::new(Some(connect(filename)?)),
+                conn: Mutex::new(Some(connect(filename, access)?)),
                 file: filename.to_owned(),
+                access,
             }),
         ))
     }
@@ -237,11 +243,11 @@ impl Direct {
             .acquire()
             .await
             .map_err(|e| DbError::Corrupt(format!("a read stopped: {e}")))?;
-        let file = reader.file.clone();
+        let (file, access) = (reader.file.clone(), reader.access);
         tokio::task::spawn_blocking(move || {
             // Held by the read, even if its caller stops waiting.
             let _turn = turn;
-            let mut conn = connect(&file)?;
+            let mut conn = connect(&file, access)?;
             // It never writes: a lock held by a writer is waited for here,
             // on a thread of its own, as sqlx's connections wait.
             conn.busy_timeout(BUSY_TIMEOUT)?;
@@ -257,8 +263,10 @@ impl Direct {
 /// being rewound past the snapshot it reads; more wait for their turn.
 const APART_AT_ONCE: usize = 2;
 
-/// One connection to `filename` with the crate's SQLite settings.
-fn connect(filename: &Path) -> Result<Connection, DbError> {
+/// One connection to `filename` with the crate's SQLite settings, through
+/// the VFS of `access` (a file's; an in-memory database has no VFS of
+/// ours).
+fn connect(filename: &Path, access: Access) -> Result<Connection, DbError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -272,7 +280,7 @@ fn connect(filename: &Path) -> Result<Connection, DbError> {
     } else {
         // The platform's VFS, whose log writes each commit's frames at once
         // (aics-sqlite-vfs): a commit here is mostly system calls.
-        Connection::open_with_flags_and_vfs(filename, flags, aics_sqlite_vfs::register()?)?
+        Connection::open_with_flags_and_vfs(filename, flags, aics_sqlite_vfs::register(access)?)?
     };
     // WAL is a property of the file (`Database::connect` sets it; a
     // pool made elsewhere, as in tests, gets it here). Without it a
@@ -426,7 +434,7 @@ mod tests {
         let dir =
             std::env::temp_dir().join(format!("aics-direct-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("test folder");
-        let direct = Direct::open(&dir.join("direct.db")).expect("test database");
+        let direct = Direct::open(&dir.join("direct.db"), Access::Shared).expect("test database");
         direct
             .write(|tx| {
                 tx.execute_batch("CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (7)")?;

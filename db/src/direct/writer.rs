@@ -432,7 +432,8 @@ mod tests {
         let dir =
             std::env::temp_dir().join(format!("aics-writer-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("test folder");
-        let direct = Direct::open(&dir.join("w.db")).expect("test database");
+        let direct = Direct::open(&dir.join("w.db"), aics_sqlite_vfs::Access::Shared)
+            .expect("test database");
         direct
             .write(|tx| Ok(tx.execute_batch("CREATE TABLE t (n INTEGER UNIQUE)")?))
             .await

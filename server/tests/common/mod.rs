@@ -162,9 +162,10 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts the built binary on `database_url` with the demo model, a
-    /// supervisor API token and `env` on top; waits until it serves.
-    pub async fn start(database_url: &str, log: &Path, env: &[(&str, &str)]) -> Server {
+    /// The built binary on `database_url` with the demo model, a supervisor
+    /// API token and `env` on top, its output appended to `log`; and its
+    /// address.
+    fn command(database_url: &str, log: &Path, env: &[(&str, &str)]) -> (Command, String) {
         let port = free_port();
         let addr = format!("127.0.0.1:{port}");
         let out = std::fs::OpenOptions::new()
@@ -193,6 +194,35 @@ impl Server {
         for (k, v) in env {
             command.env(k, v);
         }
+        (command, addr)
+    }
+
+    /// Runs the built binary as [`Server::start`] would and waits for it to
+    /// stop by itself, which it must within a minute; answers its exit
+    /// status's success.
+    pub async fn stops_by_itself(database_url: &str, log: &Path, env: &[(&str, &str)]) -> bool {
+        let (mut command, _) = Self::command(database_url, log, env);
+        let mut child = command.spawn().expect("the aics binary starts");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status.success();
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!(
+                    "the server did not stop; its log:\n{}",
+                    std::fs::read_to_string(log).unwrap_or_default()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Starts the built binary on `database_url` with the demo model, a
+    /// supervisor API token and `env` on top; waits until it serves.
+    pub async fn start(database_url: &str, log: &Path, env: &[(&str, &str)]) -> Server {
+        let (mut command, addr) = Self::command(database_url, log, env);
         let child = command.spawn().expect("the aics binary starts");
         let server = Server {
             child,

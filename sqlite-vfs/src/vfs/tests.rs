@@ -1,5 +1,6 @@
 //! The VFS under SQLite: what a second connection reads, what one commit
-//! costs in writes, and what a writer killed mid-commit leaves (`crash`).
+//! costs in writes, what a writer killed mid-commit leaves (`crash`), and
+//! who may open a file a process holds alone (`process`).
 
 use std::cell::Cell;
 use std::path::PathBuf;
@@ -9,6 +10,7 @@ use rusqlite::{Connection, OpenFlags};
 use super::*;
 
 mod crash;
+mod process;
 
 thread_local! {
     /// The platform writes this thread's logs made ([`write_inner`]).
@@ -42,14 +44,14 @@ fn open(file: &std::path::Path, vfs: Option<&str>) -> Connection {
 #[test]
 fn the_name_is_the_c_name() {
     assert_eq!(C_NAME.to_str(), Ok(NAME));
-    assert_eq!(register().expect("registered"), NAME);
-    assert_eq!(register().expect("registered twice"), NAME);
+    assert_eq!(register(Access::Shared).expect("registered"), NAME);
+    assert_eq!(register(Access::Shared).expect("registered twice"), NAME);
 }
 
 #[test]
 fn a_commit_of_several_pages_is_one_write_to_the_log() {
     let file = scratch("one-write");
-    let conn = open(&file, Some(register().expect("vfs")));
+    let conn = open(&file, Some(register(Access::Shared).expect("vfs")));
     conn.execute_batch(
         "CREATE TABLE t (id INTEGER PRIMARY KEY, k TEXT UNIQUE, v BLOB);
          INSERT INTO t (k, v) VALUES ('warm', zeroblob(10));",
@@ -82,7 +84,7 @@ fn a_commit_of_several_pages_is_one_write_to_the_log() {
 #[test]
 fn another_connection_reads_every_commit_and_the_file_stays_whole() {
     let file = scratch("readers");
-    let writer = open(&file, Some(register().expect("vfs")));
+    let writer = open(&file, Some(register(Access::Shared).expect("vfs")));
     // A tiny page cache: large transactions spill frames to the log before
     // their commit and write some of those pages again (SQLite then rewrites
     // their checksums), the paths a batch must not hold.

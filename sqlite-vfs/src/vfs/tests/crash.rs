@@ -1,5 +1,7 @@
 //! A writer on the VFS killed with SIGKILL while it commits: every commit
-//! it reported is in the file afterwards, and the file is whole.
+//! it reported is in the file afterwards, and the file is whole, with
+//! either [`Access`] (a process lock keeps the wal-index in the writer's
+//! memory, so the next process rebuilds it from the log alone).
 //!
 //! The test runs its own binary again as the writer (`AICS_VFS_WRITER` set),
 //! which prints `committed N` after each commit returns.
@@ -9,13 +11,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{open, scratch};
-use crate::register;
+use crate::{register, Access};
 
 const WRITER: &str = "AICS_VFS_WRITER";
 
 /// The writer: commits rows of one to three pages until it is killed.
-fn write_until_killed(file: &std::path::Path) -> ! {
-    let conn = open(file, Some(register().expect("vfs")));
+fn write_until_killed(file: &std::path::Path, access: Access) -> ! {
+    let conn = open(file, Some(register(access).expect("vfs")));
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, k TEXT UNIQUE, v BLOB)",
     )
@@ -33,15 +35,37 @@ fn write_until_killed(file: &std::path::Path) -> ! {
 
 #[test]
 fn a_killed_writer_loses_no_commit_it_reported() {
-    if let Some(file) = std::env::var_os(WRITER) {
-        write_until_killed(std::path::Path::new(&file));
-    }
-    let file = scratch("crash");
-    // This test's name as the test binary knows it (without the crate's).
-    let name = concat!(
-        module_path!(),
-        "::a_killed_writer_loses_no_commit_it_reported"
+    killed_writer(
+        Access::Shared,
+        concat!(
+            module_path!(),
+            "::a_killed_writer_loses_no_commit_it_reported"
+        ),
     );
+}
+
+#[test]
+fn a_killed_writer_with_the_process_lock_loses_no_commit_it_reported() {
+    killed_writer(
+        Access::Process,
+        concat!(
+            module_path!(),
+            "::a_killed_writer_with_the_process_lock_loses_no_commit_it_reported"
+        ),
+    );
+}
+
+/// Kills a writer on `access` three times, each later in its work; `name`
+/// is the calling test's path, which runs the writer.
+fn killed_writer(access: Access, name: &str) {
+    if let Some(file) = std::env::var_os(WRITER) {
+        write_until_killed(std::path::Path::new(&file), access);
+    }
+    let file = scratch(match access {
+        Access::Shared => "crash",
+        Access::Process => "crash-process",
+    });
+    // The test's name as the test binary knows it (without the crate's).
     let name = name.split_once("::").map_or(name, |(_, path)| path);
     for attempt in 0..3 {
         let mut child = Command::new(std::env::current_exe().expect("test binary"))
