@@ -93,8 +93,9 @@
 //!   open the file only while no server has it, unless every program that
 //!   opens it shares it ([`SqliteAccess::Shared`], `Database::connect_with`;
 //!   the server's `sqlite-shared`, and pools made elsewhere, as tests make
-//!   theirs). Shared, `busy_timeout` is 5 s so that another process waits
-//!   for the write lock rather than fails.
+//!   theirs). `busy_timeout` is 5 s: a connection waits that long for a
+//!   lock another one holds rather than fails (another process's, when the
+//!   file is shared; a server's that is stopping, when it is not).
 //! - **Pool sizes**: SQLite gets one pooled connection, and two direct
 //!   connections (`direct`), one for a turn's own writes and one for its
 //!   reads: sqlx runs each SQLite statement on its connection's thread, a
