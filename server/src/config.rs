@@ -87,7 +87,7 @@ pub struct Settings {
     /// (`AICS_SQLITE_SHARED`). Off by default: the file is the server's
     /// alone, which spares each commit its locking system calls and keeps a
     /// second server off the same file (`aics_db::SqliteAccess`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_bool")]
     pub sqlite_shared: bool,
     /// The tracing filter (`AICS_LOG`), e.g. `info` or `aics=debug,info`.
     #[serde(default = "default_log")]

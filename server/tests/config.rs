@@ -387,7 +387,10 @@ fn the_sqlite_file_is_the_servers_alone_unless_shared() {
     assert_eq!(shared.sqlite_access(), SqliteAccess::Shared);
     let back = load("sqlite-shared = true", &[("AICS_SQLITE_SHARED", "false")]).unwrap();
     assert_eq!(back.sqlite_access(), SqliteAccess::Process);
-    let by_env = load("", &[("AICS_SQLITE_SHARED", "true")]).unwrap();
-    assert_eq!(by_env.sqlite_access(), SqliteAccess::Shared);
-    assert!(load("", &[("AICS_SQLITE_SHARED", "maybe")]).is_err());
+    for yes in ["true", "1", "yes", "ON"] {
+        let by_env = load("", &[("AICS_SQLITE_SHARED", yes)]).unwrap();
+        assert_eq!(by_env.sqlite_access(), SqliteAccess::Shared, "{yes}");
+    }
+    let error = error_of("", &[("AICS_SQLITE_SHARED", "maybe")]);
+    assert!(error.contains("sqlite-shared"), "{error}");
 }
