@@ -2,7 +2,8 @@
 //! database and killed with SIGKILL mid-turn — while a tool call runs and
 //! while an approved call resumes (each in the three durability modes,
 //! `AICS_DURABILITY`), with ten turns in flight, and with two instances on
-//! one PostgreSQL where the survivor takes over. After every
+//! one PostgreSQL where the survivor takes over; and a second server on a
+//! SQLite file another one holds, which stops at start. After every
 //! restart each conversation has a finished or failed turn with its note,
 //! none answers 409 for ever, no ticket exists twice and no approval is lost.
 //! The recovery times are printed (`--nocapture`), never asserted.

@@ -14,7 +14,8 @@
 //! journal files — is the platform's, untouched. It comes in two flavours
 //! ([`Access`]): over "unix", for files that other processes open too, and
 //! over "unix-excl", for a file this process holds alone, whose wal-index
-//! SQLite keeps in memory and locks without a system call (round 26).
+//! SQLite keeps in memory and locks without a system call (BENCHMARKS.md,
+//! round 26).
 //!
 //! What a crash can lose is what it lost before: a commit whose write had
 //! not returned. A commit is never published before its frames are in the
