@@ -20,6 +20,12 @@ pub struct OrderArgs {
 /// Normalises what people and models call an order: "123", "order 123",
 /// "#123", "ord-123", "订单123" and "ORD-123" all become `ORD-123`.
 pub fn normalize_order_id(raw: &str) -> Result<String, ToolError> {
+    // What models send nearly always: the id as the tools write it.
+    if let Some(digits) = raw.strip_prefix("ORD-") {
+        if is_order_number(digits) {
+            return Ok(raw.to_owned());
+        }
+    }
     let upper = raw.trim().to_uppercase();
     let mut rest = upper.as_str();
     // Strip the words that may precede the number, in any order.
@@ -51,13 +57,18 @@ pub fn normalize_order_id(raw: &str) -> Result<String, ToolError> {
         }
     }
     let digits = rest.trim_end_matches(['号', '.', ' ']);
-    if !digits.is_empty() && digits.len() <= 12 && digits.chars().all(|c| c.is_ascii_digit()) {
+    if is_order_number(digits) {
         Ok(format!("ORD-{digits}"))
     } else {
         Err(ToolError::InvalidArguments(format!(
             "order_id {raw:?} is not an order number; expected e.g. \"ORD-123\" or \"123\""
         )))
     }
+}
+
+/// Whether `digits` is the number of an order: 1 to 12 ASCII digits.
+fn is_order_number(digits: &str) -> bool {
+    !digits.is_empty() && digits.len() <= 12 && digits.bytes().all(|c| c.is_ascii_digit())
 }
 
 /// The order `raw` names, or the error result the model sees.
@@ -151,7 +162,19 @@ mod tests {
                 "{raw}"
             );
         }
-        for raw in ["", "abc", "ORD-12a", "123456789012345"] {
+        assert_eq!(
+            normalize_order_id("ORD-000123").ok().as_deref(),
+            Some("ORD-000123")
+        );
+        for raw in [
+            "",
+            "abc",
+            "ORD-12a",
+            "123456789012345",
+            "ORD-",
+            "ORD-1234567890123",
+            "ORD-١٢٣",
+        ] {
             assert!(normalize_order_id(raw).is_err(), "{raw}");
         }
     }
