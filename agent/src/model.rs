@@ -8,6 +8,7 @@
 //! [`ModelResponse`], the way the engine does while forwarding tokens.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use aics_types::TokenUsage;
 use async_trait::async_trait;
@@ -123,7 +124,9 @@ pub enum ToolChoice {
 pub struct ModelRequest {
     pub messages: Vec<Message>,
     /// The tools bound for this call; empty means answer without tools.
-    pub tools: Vec<ToolSpec>,
+    /// Shared with the registry that made them ([`crate::tool::ToolRegistry::specs`]):
+    /// a request takes a pointer, not a copy of every tool's JSON schema.
+    pub tools: Arc<[ToolSpec]>,
     pub tool_choice: ToolChoice,
 }
 

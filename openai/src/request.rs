@@ -174,7 +174,7 @@ mod tests {
                     content: "{\"status\":\"shipped\"}".into(),
                 },
             ],
-            tools: vec![],
+            tools: vec![].into(),
             tool_choice: ToolChoice::Auto,
         };
         let body = chat_body(&OpenAiConfig::default(), &request);
@@ -233,7 +233,8 @@ mod tests {
                 name: "order_query".into(),
                 description: "d".into(),
                 parameters: json!({"type": "object"}),
-            }],
+            }]
+            .into(),
             tool_choice: ToolChoice::Required,
         };
         let body = chat_body(&config, &request);

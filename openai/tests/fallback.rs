@@ -30,7 +30,8 @@ fn with_tools() -> ModelRequest {
             name: "order_query".into(),
             description: "Look up an order".into(),
             parameters: json!({"type": "object", "properties": {"order_id": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         tool_choice: ToolChoice::Auto,
     }
 }

@@ -54,7 +54,7 @@ async fn live_endpoint_calls_a_tool() {
                 "properties": {"order_id": {"type": "string", "description": "The order id, e.g. A12345"}},
                 "required": ["order_id"],
             }),
-        }],
+        }].into(),
         // Named, not auto: llama-cpp-python refuses auto while streaming,
         // and a forced call is grammar-constrained on servers that can.
         tool_choice: ToolChoice::Named("order_query".into()),

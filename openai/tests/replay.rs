@@ -19,7 +19,7 @@ fn order_request() -> ModelRequest {
             Message::system("You are a customer support assistant. Use the tools when needed."),
             Message::user("Where is my order? The order id is A12345."),
         ],
-        tools: vec![order_query_spec()],
+        tools: vec![order_query_spec()].into(),
         tool_choice: ToolChoice::Named("order_query".into()),
     }
 }

@@ -165,7 +165,7 @@ impl Console {
         }
         let request = ModelRequest {
             messages,
-            tools: Vec::new(),
+            tools: Default::default(),
             tool_choice: ToolChoice::None,
         };
         let response = stream_call(

@@ -177,7 +177,7 @@ mod tests {
     fn plan(messages: Vec<Message>) -> Vec<Call> {
         let r = Reading::new(&ModelRequest {
             messages,
-            tools: tools(),
+            tools: tools().into(),
             ..Default::default()
         });
         next_calls(&r, DemoFaults::default())

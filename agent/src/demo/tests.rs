@@ -27,7 +27,7 @@ fn all_tools() -> Vec<ToolSpec> {
 fn native(messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
         messages,
-        tools: all_tools(),
+        tools: all_tools().into(),
         ..Default::default()
     }
 }

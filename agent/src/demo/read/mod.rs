@@ -382,7 +382,8 @@ mod tests {
                 name: "order_query".into(),
                 description: String::new(),
                 parameters: json!({}),
-            }],
+            }]
+            .into(),
             ..Default::default()
         })
     }

@@ -172,7 +172,7 @@ impl Agent {
         let request = ModelRequest {
             messages,
             tools: if limit {
-                Vec::new()
+                Arc::default()
             } else {
                 self.0.tools.specs()
             },
@@ -240,7 +240,7 @@ impl Agent {
             messages.extend(conversation.iter().cloned());
             let request = ModelRequest {
                 messages,
-                tools: Vec::new(),
+                tools: Arc::default(),
                 tool_choice: ToolChoice::None,
             };
             let response = self
@@ -275,7 +275,7 @@ impl Agent {
         messages.extend(conversation);
         let request = ModelRequest {
             messages,
-            tools: Vec::new(),
+            tools: Arc::default(),
             tool_choice: ToolChoice::None,
         };
         let response = self
