@@ -10,6 +10,7 @@
 //! [`sent_messages`] / [`tool_choice_name`] / [`finish_name`] turn the
 //! request and response into the words of an [`aics_types::LlmCallRecord`].
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aics_types::{LlmMessage, LlmToolCall};
@@ -150,10 +151,10 @@ async fn call_inner(
 }
 
 /// The messages of a request as an LLM call record keeps them.
-pub fn sent_messages(messages: &[Message]) -> Vec<LlmMessage> {
+pub fn sent_messages(messages: &[Arc<Message>]) -> Vec<LlmMessage> {
     messages
         .iter()
-        .map(|m| match m {
+        .map(|m| match &**m {
             Message::System { content } => LlmMessage {
                 role: "system".into(),
                 content: content.clone(),
@@ -316,19 +317,22 @@ mod tests {
     fn sent_messages_keep_roles_calls_and_tool_ids() {
         let mut call = ToolCall::new("order_query", serde_json::json!({"order_id": "A1"}));
         call.id = "call_ours".into();
-        let sent = sent_messages(&[
-            Message::system("sys"),
-            Message::user("where?"),
-            Message::Assistant {
-                content: String::new(),
-                tool_calls: vec![call],
-            },
-            Message::Tool {
-                tool_call_id: "call_ours".into(),
-                name: "order_query".into(),
-                content: "{}".into(),
-            },
-        ]);
+        let sent = sent_messages(
+            &[
+                Message::system("sys"),
+                Message::user("where?"),
+                Message::Assistant {
+                    content: String::new(),
+                    tool_calls: vec![call],
+                },
+                Message::Tool {
+                    tool_call_id: "call_ours".into(),
+                    name: "order_query".into(),
+                    content: "{}".into(),
+                },
+            ]
+            .map(Arc::new),
+        );
         let roles: Vec<_> = sent.iter().map(|m| m.role.as_str()).collect();
         assert_eq!(roles, ["system", "user", "assistant", "tool"]);
         assert_eq!(sent[2].tool_calls[0].id, "call_ours");

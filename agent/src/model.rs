@@ -122,12 +122,25 @@ pub enum ToolChoice {
 /// One request to a chat model.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelRequest {
-    pub messages: Vec<Message>,
+    /// The conversation, its messages shared with the state they come from
+    /// (`aics_graph::Encoded::shared`): a request for a long conversation
+    /// copies pointers, not texts.
+    pub messages: Vec<Arc<Message>>,
     /// The tools bound for this call; empty means answer without tools.
     /// Shared with the registry that made them ([`crate::tool::ToolRegistry::specs`]):
     /// a request takes a pointer, not a copy of every tool's JSON schema.
     pub tools: Arc<[ToolSpec]>,
     pub tool_choice: ToolChoice,
+}
+
+impl ModelRequest {
+    /// A request for `messages`, without tools.
+    pub fn new(messages: impl IntoIterator<Item = Message>) -> Self {
+        Self {
+            messages: messages.into_iter().map(Arc::new).collect(),
+            ..Self::default()
+        }
+    }
 }
 
 /// Why the model stopped generating.
@@ -223,7 +236,7 @@ pub type ModelStream = BoxStream<'static, Result<ModelChunk, ModelError>>;
 /// impl ChatModel for Echo {
 ///     fn name(&self) -> String { "echo".into() }
 ///     async fn stream(&self, request: ModelRequest) -> Result<ModelStream, ModelError> {
-///         let last = match request.messages.last() {
+///         let last = match request.messages.last().map(|m| &**m) {
 ///             Some(Message::User { content }) => content.clone(),
 ///             _ => String::new(),
 ///         };
@@ -233,7 +246,7 @@ pub type ModelStream = BoxStream<'static, Result<ModelChunk, ModelError>>;
 /// }
 ///
 /// # futures::executor::block_on(async {
-/// let request = ModelRequest { messages: vec![Message::user("hi")], ..Default::default() };
+/// let request = ModelRequest::new([Message::user("hi")]);
 /// let response = collect_response(Echo.stream(request).await.unwrap()).await.unwrap();
 /// assert_eq!(response.content, "hi");
 /// # });

@@ -192,7 +192,7 @@ async fn seed_004_chain_with_a_scripted_model_and_numbered_results_in_the_json_p
     assert_eq!(trace.llm_calls, 4);
     let requests = model.requests();
     assert!(requests.iter().all(|r| r.tools.is_empty()));
-    let Message::System { content } = &requests[2].messages[0] else {
+    let Message::System { content } = &*requests[2].messages[0] else {
         panic!("system first")
     };
     assert!(
@@ -224,7 +224,7 @@ async fn an_unparsable_json_plan_falls_back_to_respond() {
     assert!(trace.tool_calls.is_empty());
     assert_eq!(trace.llm_calls, 2);
     assert_eq!(trace.stop_reason, Some(StopReason::FinalAnswer));
-    let Message::System { content } = &model.requests()[1].messages[0] else {
+    let Message::System { content } = &*model.requests()[1].messages[0] else {
         panic!()
     };
     assert!(!content.contains("Reply with exactly one JSON object"));
@@ -377,7 +377,7 @@ async fn failing_unknown_and_malformed_calls_become_error_results_the_model_sees
     let tool_messages = model.requests()[1]
         .messages
         .iter()
-        .filter(|m| matches!(m, Message::Tool { content, .. } if content.contains("error")))
+        .filter(|m| matches!(&***m, Message::Tool { content, .. } if content.contains("error")))
         .count();
     assert_eq!(tool_messages, 4);
     assert!(events.iter().any(|e| matches!(
@@ -478,7 +478,7 @@ async fn reject_gives_the_model_the_supervisors_reason() {
     assert_eq!(tickets.tickets_created(), 0);
     assert_eq!(done.tool_calls[0].status, ToolCallStatus::Denied);
     let seen = model.requests()[1].messages.iter().any(|m| {
-        matches!(m, Message::Tool { content, .. } if content == "denied by supervisor: duplicate of TCK-0007")
+        matches!(&**m, Message::Tool { content, .. } if content == "denied by supervisor: duplicate of TCK-0007")
     });
     assert!(seen);
 }
@@ -768,14 +768,14 @@ async fn memories_are_stored_and_rendered_into_later_prompts() {
     next.history = vec![Message::user("hi"), Message::assistant("hello")];
     turn(&f.agent, next).await;
     let requests = model.requests();
-    let Message::System { content } = &requests[1].messages[0] else {
+    let Message::System { content } = &*requests[1].messages[0] else {
         panic!()
     };
     assert!(
         content.contains("- I prefer email\n- 我只在周末收货"),
         "{content}"
     );
-    assert_eq!(requests[1].messages[1], Message::user("hi"));
+    assert_eq!(*requests[1].messages[1], Message::user("hi"));
 }
 
 #[tokio::test]

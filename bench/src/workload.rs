@@ -165,7 +165,7 @@ impl ChatModel for FakeReactModel {
         let index = 1 + request
             .messages
             .iter()
-            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .filter(|m| matches!(***m, Message::Assistant { .. }))
             .count();
         let call = match index {
             1 => Some(("order_query", &*ORDER_ARGS, "call_x_1")),
@@ -287,9 +287,10 @@ struct AgentNode(Arc<dyn ChatModel>);
 impl Node<State> for AgentNode {
     async fn run(&self, s: &mut State, ctx: &NodeContext<'_, State>) -> Result<Next, NodeError> {
         let step = s.current_step + 1;
-        // Like `llm.ainvoke(messages)`: the fake is called without bound tools.
+        // Like `llm.ainvoke(messages)`: the fake is called without bound
+        // tools, and given the state's messages (shared, not copied).
         let request = ModelRequest {
-            messages: s.messages.iter().map(|m| Message::clone(m)).collect(),
+            messages: s.messages.iter().map(Encoded::shared).collect(),
             ..ModelRequest::default()
         };
         let mut forward = |text: Streamed| {

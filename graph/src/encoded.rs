@@ -79,22 +79,35 @@ pub(crate) fn reusing<R>(write: impl FnOnce() -> R) -> R {
 }
 
 /// `T`, with the JSON it was last written as in a checkpoint.
+///
+/// The value is shared ([`Encoded::shared`]): a model request holds the
+/// state's messages as they are, not copies (a copy of every message for
+/// every model call was 3 % of a turn in memory, BENCHMARKS.md round 27).
+/// Changing it through `&mut` copies it first if it is shared.
 pub struct Encoded<T> {
-    value: T,
+    value: Arc<T>,
     json: OnceLock<Arc<str>>,
 }
 
 impl<T> Encoded<T> {
     pub fn new(value: T) -> Self {
         Self {
-            value,
+            value: Arc::new(value),
             json: OnceLock::new(),
         }
     }
 
+    /// The value itself, shared with this one.
+    pub fn shared(&self) -> Arc<T> {
+        Arc::clone(&self.value)
+    }
+
     /// The value, its text forgotten.
-    pub fn into_inner(self) -> T {
-        self.value
+    pub fn into_inner(self) -> T
+    where
+        T: Clone,
+    {
+        Arc::unwrap_or_clone(self.value)
     }
 }
 
@@ -111,19 +124,19 @@ impl<T> Deref for Encoded<T> {
     }
 }
 
-/// Changing the value forgets its text.
-impl<T> DerefMut for Encoded<T> {
+/// Changing the value forgets its text (and copies a shared value first).
+impl<T: Clone> DerefMut for Encoded<T> {
     fn deref_mut(&mut self) -> &mut T {
         self.json.take();
-        &mut self.value
+        Arc::make_mut(&mut self.value)
     }
 }
 
-/// A clone shares the text.
-impl<T: Clone> Clone for Encoded<T> {
+/// A clone shares the value and the text.
+impl<T> Clone for Encoded<T> {
     fn clone(&self) -> Self {
         Self {
-            value: self.value.clone(),
+            value: Arc::clone(&self.value),
             json: self.json.clone(),
         }
     }
@@ -144,12 +157,13 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Encoded<T> {
 impl<T: Serialize> Serialize for Encoded<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if !REUSE.with(Cell::get) {
-            return self.value.serialize(serializer);
+            return (*self.value).serialize(serializer);
         }
         let text = match self.json.get() {
             Some(text) => text,
             None => {
-                let text: Arc<str> = in_scratch(|buffer| sonic_rs::to_writer(buffer, &self.value))?;
+                let text: Arc<str> =
+                    in_scratch(|buffer| sonic_rs::to_writer(buffer, &*self.value))?;
                 self.json.get_or_init(|| text)
             }
         };
@@ -236,9 +250,9 @@ mod tests {
     #[test]
     fn the_text_is_reused() {
         let planted = Encoded {
-            value: Message::User {
+            value: Arc::new(Message::User {
                 content: "real".into(),
-            },
+            }),
             json: OnceLock::from(Arc::from("{\"type\":\"user\",\"content\":\"planted\"}")),
         };
         let state = State {
@@ -286,5 +300,30 @@ mod tests {
             text.get(),
             serde_json::to_string(&state).expect("serde_json")
         );
+    }
+
+    /// A value shared with a model request stays as it was sent when the
+    /// state's changes.
+    #[test]
+    fn a_change_through_mut_leaves_a_shared_value_alone() {
+        let mut state = state();
+        let sent = state.messages[0].shared();
+        if let Message::User { content } = &mut *state.messages[0] {
+            content.push_str(" now");
+        }
+        assert_eq!(
+            *sent,
+            Message::User {
+                content: "where is \"it\"?".into()
+            }
+        );
+        assert!(
+            matches!(&*state.messages[0], Message::User { content } if content.ends_with(" now"))
+        );
+        // Unshared, a change is made in place.
+        drop(sent);
+        let before = Arc::as_ptr(&state.messages[0].value);
+        let _ = &mut *state.messages[0];
+        assert_eq!(Arc::as_ptr(&state.messages[0].value), before);
     }
 }

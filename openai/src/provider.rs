@@ -61,7 +61,7 @@ const MAX_COMPLETION_BYTES: usize = 4 * 1024 * 1024;
 /// let mut config = OpenAiConfig::new("http://127.0.0.1:11434/v1", "qwen2.5:1.5b");
 /// config.api_key_env = Some("OPENAI_API_KEY".into());
 /// let model = OpenAiCompatible::new(config)?;
-/// let request = ModelRequest { messages: vec![Message::user("hello")], ..Default::default() };
+/// let request = ModelRequest::new(vec![Message::user("hello")]);
 /// let response = collect_response(model.stream(request).await?).await?;
 /// println!("{}", response.content);
 /// # Ok(()) }

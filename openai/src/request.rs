@@ -32,7 +32,7 @@ fn body(config: &OpenAiConfig, request: &ModelRequest, stream: bool) -> Value {
     let wire_ids: HashMap<&str, &str> = request
         .messages
         .iter()
-        .filter_map(|m| match m {
+        .filter_map(|m| match &**m {
             Message::Assistant { tool_calls, .. } => Some(tool_calls),
             _ => None,
         })
@@ -149,7 +149,9 @@ mod tests {
     #[test]
     fn assistant_tool_calls_and_tool_results_take_openai_shape() {
         let request = ModelRequest {
-            messages: vec![
+            tools: vec![].into(),
+            tool_choice: ToolChoice::Auto,
+            ..ModelRequest::new(vec![
                 Message::user("where is A1?"),
                 Message::Assistant {
                     content: String::new(),
@@ -173,9 +175,7 @@ mod tests {
                     name: "order_query".into(),
                     content: "{\"status\":\"shipped\"}".into(),
                 },
-            ],
-            tools: vec![].into(),
-            tool_choice: ToolChoice::Auto,
+            ])
         };
         let body = chat_body(&OpenAiConfig::default(), &request);
         let assistant = &body["messages"][1];
@@ -210,10 +210,7 @@ mod tests {
             max_tokens: Some(0),
             ..OpenAiConfig::default()
         };
-        let request = ModelRequest {
-            messages: vec![Message::user("hi")],
-            ..ModelRequest::default()
-        };
+        let request = ModelRequest::new(vec![Message::user("hi")]);
         assert!(chat_body(&config, &request).get("max_tokens").is_none());
         let body = unstreamed_body(&OpenAiConfig::default(), &request);
         assert_eq!(body["stream"], false);
@@ -228,7 +225,6 @@ mod tests {
             ..OpenAiConfig::default()
         };
         let request = ModelRequest {
-            messages: vec![Message::user("hi")],
             tools: vec![ToolSpec {
                 name: "order_query".into(),
                 description: "d".into(),
@@ -236,6 +232,7 @@ mod tests {
             }]
             .into(),
             tool_choice: ToolChoice::Required,
+            ..ModelRequest::new(vec![Message::user("hi")])
         };
         let body = chat_body(&config, &request);
         assert!(body.get("tools").is_none());

@@ -25,7 +25,6 @@ const TEXT_COMPLETION: &str = r#"{"choices":[{"index":0,"finish_reason":"stop","
 
 fn with_tools() -> ModelRequest {
     ModelRequest {
-        messages: vec![Message::user("Where is my order A12345?")],
         tools: vec![ToolSpec {
             name: "order_query".into(),
             description: "Look up an order".into(),
@@ -33,14 +32,12 @@ fn with_tools() -> ModelRequest {
         }]
         .into(),
         tool_choice: ToolChoice::Auto,
+        ..ModelRequest::new([Message::user("Where is my order A12345?")])
     }
 }
 
 fn no_tools() -> ModelRequest {
-    ModelRequest {
-        messages: vec![Message::user("hello")],
-        ..Default::default()
-    }
+    ModelRequest::new([Message::user("hello")])
 }
 
 fn streamed(body: &Value) -> bool {

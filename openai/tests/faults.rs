@@ -12,10 +12,7 @@ use support::{
 };
 
 fn hello() -> ModelRequest {
-    ModelRequest {
-        messages: vec![Message::user("hello")],
-        ..Default::default()
-    }
+    ModelRequest::new([Message::user("hello")])
 }
 
 const HELLO_STREAM: &[&str] = &[

@@ -45,7 +45,6 @@ async fn live_endpoint_calls_a_tool() {
         return;
     };
     let request = ModelRequest {
-        messages: support_messages(),
         tools: vec![ToolSpec {
             name: "order_query".into(),
             description: "Look up the status of a customer order by its id".into(),
@@ -58,6 +57,7 @@ async fn live_endpoint_calls_a_tool() {
         // Named, not auto: llama-cpp-python refuses auto while streaming,
         // and a forced call is grammar-constrained on servers that can.
         tool_choice: ToolChoice::Named("order_query".into()),
+        ..ModelRequest::new(support_messages())
     };
     let stream = model.stream(request).await.expect("the call starts");
     let response = collect_response(stream).await.expect("a complete stream");
@@ -80,10 +80,7 @@ async fn live_endpoint_streams_text_and_usage() {
     let Some(model) = live_model("live_endpoint_streams_text_and_usage") else {
         return;
     };
-    let request = ModelRequest {
-        messages: vec![Message::user("Say hello in one short sentence.")],
-        ..Default::default()
-    };
+    let request = ModelRequest::new([Message::user("Say hello in one short sentence.")]);
     let stream = model.stream(request).await.expect("the call starts");
     let response = collect_response(stream).await.expect("a complete stream");
     println!("{} answered: {response:?}", model.name());

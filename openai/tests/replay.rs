@@ -15,12 +15,12 @@ use support::{fixture, model, sse, test_config, MockServer, Reply};
 /// The request the recordings answered (shared/fixtures/openai-sse/request-with-tools.json).
 fn order_request() -> ModelRequest {
     ModelRequest {
-        messages: vec![
-            Message::system("You are a customer support assistant. Use the tools when needed."),
-            Message::user("Where is my order? The order id is A12345."),
-        ],
         tools: vec![order_query_spec()].into(),
         tool_choice: ToolChoice::Named("order_query".into()),
+        ..ModelRequest::new([
+            Message::system("You are a customer support assistant. Use the tools when needed."),
+            Message::user("Where is my order? The order id is A12345."),
+        ])
     }
 }
 
@@ -163,10 +163,7 @@ async fn openai_text_stream_with_usage_in_a_last_chunk_without_choices() {
     // Pieces of 5 bytes split the multi-byte characters too.
     let server = MockServer::start(vec![Reply::stream_in_pieces(body.as_bytes(), 5)]).await;
     let model = model(test_config(&server.base_url));
-    let request = ModelRequest {
-        messages: vec![Message::user("where is my order?")],
-        ..Default::default()
-    };
+    let request = ModelRequest::new(vec![Message::user("where is my order?")]);
     let response = collect_response(model.stream(request).await.expect("starts"))
         .await
         .expect("a complete stream");
@@ -359,20 +356,26 @@ async fn a_follow_up_call_sends_assistant_tool_calls_and_tool_results() {
     let model = model(test_config(&server.base_url));
     let mut request = order_request();
     request.tool_choice = ToolChoice::Auto;
-    request.messages.push(Message::Assistant {
-        content: String::new(),
-        tool_calls: vec![ToolCall {
-            id: "call_1".into(),
-            provider_id: None,
+    request.messages.push(
+        Message::Assistant {
+            content: String::new(),
+            tool_calls: vec![ToolCall {
+                id: "call_1".into(),
+                provider_id: None,
+                name: "order_query".into(),
+                arguments: json!({"order_id": "A12345"}),
+            }],
+        }
+        .into(),
+    );
+    request.messages.push(
+        Message::Tool {
+            tool_call_id: "call_1".into(),
             name: "order_query".into(),
-            arguments: json!({"order_id": "A12345"}),
-        }],
-    });
-    request.messages.push(Message::Tool {
-        tool_call_id: "call_1".into(),
-        name: "order_query".into(),
-        content: r#"{"status":"shipped"}"#.into(),
-    });
+            content: r#"{"status":"shipped"}"#.into(),
+        }
+        .into(),
+    );
     let response = collect_response(model.stream(request).await.expect("starts"))
         .await
         .expect("complete");

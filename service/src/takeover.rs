@@ -164,9 +164,8 @@ impl Console {
             }
         }
         let request = ModelRequest {
-            messages,
-            tools: Default::default(),
             tool_choice: ToolChoice::None,
+            ..ModelRequest::new(messages)
         };
         let response = stream_call(
             self.inner.model.as_ref(),

@@ -113,14 +113,13 @@ mod tests {
 
     fn reading(message: &str) -> Reading {
         Reading::new(&ModelRequest {
-            messages: vec![Message::user(message)],
             tools: vec![ToolSpec {
                 name: "order_query".into(),
                 description: String::new(),
                 parameters: json!({}),
             }]
             .into(),
-            ..Default::default()
+            ..ModelRequest::new(vec![Message::user(message)])
         })
     }
 

@@ -176,9 +176,8 @@ mod tests {
 
     fn plan(messages: Vec<Message>) -> Vec<Call> {
         let r = Reading::new(&ModelRequest {
-            messages,
             tools: tools().into(),
-            ..Default::default()
+            ..ModelRequest::new(messages)
         });
         next_calls(&r, DemoFaults::default())
     }

@@ -49,7 +49,7 @@ pub fn usage(request: &ModelRequest, completion: usize) -> TokenUsage {
     let prompt_chars: usize = request
         .messages
         .iter()
-        .map(|m| match m {
+        .map(|m| match &**m {
             Message::System { content }
             | Message::User { content }
             | Message::Tool { content, .. } => content.len(),
@@ -121,10 +121,7 @@ mod tests {
 
     #[test]
     fn usage_counts_the_prompt_and_the_chunks() {
-        let request = ModelRequest {
-            messages: vec![Message::user("x".repeat(40))],
-            ..Default::default()
-        };
+        let request = ModelRequest::new(vec![Message::user("x".repeat(40))]);
         let u = usage(&request, 3);
         assert_eq!(
             (u.prompt_tokens, u.completion_tokens, u.total_tokens),

@@ -26,9 +26,8 @@ fn all_tools() -> Vec<ToolSpec> {
 
 fn native(messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
-        messages,
         tools: all_tools().into(),
-        ..Default::default()
+        ..ModelRequest::new(messages)
     }
 }
 
@@ -96,10 +95,7 @@ async fn answers_state_the_tool_results_in_the_customers_language() {
     };
     let en = respond(
         &DemoModel::instant(),
-        ModelRequest {
-            messages: msgs("ORD-9 lost, complain"),
-            ..Default::default()
-        },
+        ModelRequest::new(msgs("ORD-9 lost, complain")),
     )
     .await;
     assert!(
@@ -109,10 +105,7 @@ async fn answers_state_the_tool_results_in_the_customers_language() {
     );
     let zh = respond(
         &DemoModel::instant(),
-        ModelRequest {
-            messages: msgs("订单9丢了，我要投诉"),
-            ..Default::default()
-        },
+        ModelRequest::new(msgs("订单9丢了，我要投诉")),
     )
     .await;
     assert!(
@@ -128,10 +121,10 @@ async fn in_plan_mode_it_writes_a_json_plan() {
     assert!(system.contains(PLAN_MARKER));
     let r = respond(
         &DemoModel::instant(),
-        ModelRequest {
-            messages: vec![Message::system(system), Message::user("where is ORD-5")],
-            ..Default::default()
-        },
+        ModelRequest::new(vec![
+            Message::system(system),
+            Message::user("where is ORD-5"),
+        ]),
     )
     .await;
     let plan: Value = serde_json::from_str(&r.content).unwrap();
@@ -156,14 +149,7 @@ async fn a_logistics_anomaly_counts_as_trouble_and_is_reported() {
     ];
     let plan = respond(&DemoModel::instant(), native(msgs.clone())).await;
     assert_eq!(plan.tool_calls[0].name, "ticket_create");
-    let answer = respond(
-        &DemoModel::instant(),
-        ModelRequest {
-            messages: msgs,
-            ..Default::default()
-        },
-    )
-    .await;
+    let answer = respond(&DemoModel::instant(), ModelRequest::new(msgs)).await;
     assert!(
         answer.content.contains("Arrived at Wuhan hub"),
         "{}",
@@ -236,14 +222,7 @@ async fn tokens_are_paced_by_the_configured_delay() {
         ..Default::default()
     });
     let started = tokio::time::Instant::now();
-    let r = respond(
-        &model,
-        ModelRequest {
-            messages: vec![Message::user("hi there")],
-            ..Default::default()
-        },
-    )
-    .await;
+    let r = respond(&model, ModelRequest::new(vec![Message::user("hi there")])).await;
     let n = tokenize(&r.content).len() as u32;
     assert!(started.elapsed() >= Duration::from_millis(20) * n);
 }
@@ -291,9 +270,8 @@ async fn converse(history: &mut Vec<Message>, message: &str) -> (String, Vec<Too
         let r = respond(
             &model,
             ModelRequest {
-                messages: turn.clone(),
                 tools: tools.specs(),
-                ..Default::default()
+                ..ModelRequest::new(turn.clone())
             },
         )
         .await;
@@ -500,10 +478,10 @@ async fn in_plan_mode_an_unknown_order_is_one_question_too() {
     );
     let r = respond(
         &DemoModel::instant(),
-        ModelRequest {
-            messages: vec![Message::system(system), Message::user("where is ORD-999")],
-            ..Default::default()
-        },
+        ModelRequest::new(vec![
+            Message::system(system),
+            Message::user("where is ORD-999"),
+        ]),
     )
     .await;
     assert_eq!(

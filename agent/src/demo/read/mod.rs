@@ -129,7 +129,7 @@ impl Reading {
         let system = request
             .messages
             .iter()
-            .filter_map(|m| match m {
+            .filter_map(|m| match &**m {
                 Message::System { content } => Some(content.as_str()),
                 _ => None,
             })
@@ -138,15 +138,15 @@ impl Reading {
         let last_user = request
             .messages
             .iter()
-            .rposition(|m| matches!(m, Message::User { .. }));
-        let message = match last_user.map(|i| &request.messages[i]) {
+            .rposition(|m| matches!(**m, Message::User { .. }));
+        let message = match last_user.map(|i| &*request.messages[i]) {
             Some(Message::User { content }) => content.clone(),
             _ => String::new(),
         };
         let earlier: Vec<Said> = request.messages[..last_user.unwrap_or(0)]
             .iter()
             .rev()
-            .filter_map(|m| match m {
+            .filter_map(|m| match &**m {
                 Message::User { content } => Some(Said {
                     by_customer: true,
                     text: content.clone(),
@@ -377,14 +377,13 @@ mod tests {
 
     fn read(messages: Vec<Message>) -> Reading {
         Reading::new(&ModelRequest {
-            messages,
             tools: vec![ToolSpec {
                 name: "order_query".into(),
                 description: String::new(),
                 parameters: json!({}),
             }]
             .into(),
-            ..Default::default()
+            ..ModelRequest::new(messages)
         })
     }
 

@@ -122,7 +122,7 @@ pub(super) fn observations(
 ) -> Vec<Observation> {
     let turn = &request.messages[last_user..];
     let args_of = |id: &str| {
-        turn.iter().find_map(|m| match m {
+        turn.iter().find_map(|m| match &**m {
             Message::Assistant { tool_calls, .. } => tool_calls
                 .iter()
                 .find(|c| c.id == id)
@@ -132,7 +132,7 @@ pub(super) fn observations(
     };
     let mut out: Vec<Observation> = turn
         .iter()
-        .filter_map(|m| match m {
+        .filter_map(|m| match &**m {
             Message::Tool {
                 tool_call_id,
                 name,
@@ -197,21 +197,18 @@ mod tests {
             name: "order_query".into(),
             arguments: json!({"order_id": "999"}),
         };
-        let request = ModelRequest {
-            messages: vec![
-                Message::user("where is 999"),
-                Message::Assistant {
-                    content: String::new(),
-                    tool_calls: vec![call],
-                },
-                Message::Tool {
-                    tool_call_id: "c1".into(),
-                    name: "order_query".into(),
-                    content: json!({"error": "not found: order ORD-999"}).to_string(),
-                },
-            ],
-            ..Default::default()
-        };
+        let request = ModelRequest::new(vec![
+            Message::user("where is 999"),
+            Message::Assistant {
+                content: String::new(),
+                tool_calls: vec![call],
+            },
+            Message::Tool {
+                tool_call_id: "c1".into(),
+                name: "order_query".into(),
+                content: json!({"error": "not found: order ORD-999"}).to_string(),
+            },
+        ]);
         let seen = observations(&request, 0, "");
         let o = &seen[0];
         assert_eq!(o.order_id().as_deref(), Some("ORD-999"));

@@ -43,10 +43,7 @@ fn answered(history: &[&str], message: &str, calls: &[(&str, Value, Value)]) -> 
             },
         });
     }
-    let r = Reading::new(&ModelRequest {
-        messages,
-        ..Default::default()
-    });
+    let r = Reading::new(&ModelRequest::new(messages));
     compose(&r, COMPANY)
 }
 

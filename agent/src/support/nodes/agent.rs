@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use aics_graph::{Next, Node, NodeContext, NodeError};
+use aics_graph::{Encoded, Next, Node, NodeContext, NodeError};
 use aics_types::{LlmCallRecord, StopReason};
 use async_trait::async_trait;
 
@@ -167,8 +167,11 @@ impl Agent {
     ) -> Result<(), ModelError> {
         let cfg = &self.0.config;
         let mut messages = Vec::with_capacity(s.messages.len() + 1);
-        messages.push(Message::system(system_prompt(&cfg.persona, &s.memories)));
-        messages.extend(s.messages.iter().map(|m| Message::clone(m)));
+        messages.push(Arc::new(Message::system(system_prompt(
+            &cfg.persona,
+            &s.memories,
+        ))));
+        messages.extend(s.messages.iter().map(Encoded::shared));
         let request = ModelRequest {
             messages,
             tools: if limit {
@@ -209,7 +212,7 @@ impl Agent {
 
     /// The conversation without this turn's tool traffic: in the JSON-plan
     /// protocol tool results reach the model as the numbered list instead.
-    fn plain_conversation(s: &SupportState) -> Vec<Message> {
+    fn plain_conversation(s: &SupportState) -> Vec<Arc<Message>> {
         s.messages
             .iter()
             .filter(|m| match &***m {
@@ -217,7 +220,7 @@ impl Agent {
                 Message::Tool { .. } | Message::System { .. } => false,
                 Message::User { .. } => true,
             })
-            .map(|m| Message::clone(m))
+            .map(Encoded::shared)
             .collect()
     }
 
@@ -233,10 +236,10 @@ impl Agent {
         let conversation = Self::plain_conversation(s);
         if !limit {
             let specs = self.0.tools.specs();
-            let mut messages = vec![Message::system(format!(
+            let mut messages = vec![Arc::new(Message::system(format!(
                 "{base}{}",
                 plan_instruction(&specs, &results)
-            ))];
+            )))];
             messages.extend(conversation.iter().cloned());
             let request = ModelRequest {
                 messages,
@@ -268,10 +271,10 @@ impl Agent {
                 ),
             }
         }
-        let mut messages = vec![Message::system(format!(
+        let mut messages = vec![Arc::new(Message::system(format!(
             "{base}{}",
             results_section(&results)
-        ))];
+        )))];
         messages.extend(conversation);
         let request = ModelRequest {
             messages,
