@@ -17,12 +17,41 @@ thread_local! {
     pub(super) static LOG_WRITES: Cell<u64> = const { Cell::new(0) };
 }
 
-/// A fresh folder of its own for `name`'s database file.
-fn scratch(name: &str) -> PathBuf {
+/// A fresh folder of its own for `name`'s database file (the `Path` the
+/// [`Scratch`] derefs to).
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("aics-vfs-{name}-{}", std::process::id()));
     drop(std::fs::remove_dir_all(&dir));
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir.join("t.db")
+    Scratch(dir.join("t.db"))
+}
+
+/// A test's database file, whose folder goes when the test ends well (a
+/// failed test leaves it to look at). Declared before the connections to
+/// it, it is dropped after them.
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            if let Some(dir) = self.0.parent() {
+                drop(std::fs::remove_dir_all(dir));
+            }
+        }
+    }
 }
 
 /// A connection in WAL mode at `synchronous = NORMAL`, as the server's,
