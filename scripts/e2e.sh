@@ -60,7 +60,17 @@ stop_server() {
     kill "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
 }
-trap stop_server EXIT
+# The server's files (database, log, config) go once the tests pass; a
+# failed run keeps them to look at.
+finish() {
+    stop_server
+    if [ "${status:-1}" -eq 0 ]; then
+        rm -rf "$workdir"
+    else
+        echo "the server's database and log: $workdir"
+    fi
+}
+trap finish EXIT
 
 for _ in $(seq 1 120); do
     if curl -fsS "http://$AICS_ADDR/healthz" >/dev/null 2>&1; then break; fi
