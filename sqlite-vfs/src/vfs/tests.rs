@@ -27,8 +27,8 @@ fn scratch(name: &str) -> Scratch {
 }
 
 /// A test's database file, whose folder goes when the test ends well (a
-/// failed test leaves it to look at). Declared before the connections to
-/// it, it is dropped after them.
+/// failed test keeps it, named on stderr, as `server/tests`' `Workdir`
+/// does). Declared before the connections to it, it is dropped after them.
 struct Scratch(PathBuf);
 
 impl std::ops::Deref for Scratch {
@@ -46,10 +46,11 @@ impl AsRef<std::ffi::OsStr> for Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        if !std::thread::panicking() {
-            if let Some(dir) = self.0.parent() {
-                drop(std::fs::remove_dir_all(dir));
-            }
+        let Some(dir) = self.0.parent() else { return };
+        if std::thread::panicking() {
+            eprintln!("the test's files are kept in {}", dir.display());
+        } else {
+            drop(std::fs::remove_dir_all(dir));
         }
     }
 }
