@@ -63,8 +63,44 @@ impl CheckpointRow {
     }
 }
 
-const COLUMNS: &str = "thread_id, checkpoint_id, parent_id, step, node, next_node, path, state, \
-     pending_interrupts, created_at";
+/// Where the statements below read a run's checkpoints (`c`) from, and the
+/// column that names their thread. On SQLite a row names its thread by
+/// the number `checkpoint_threads` (`t`) gives it (the migration
+/// `20261208000001_checkpoint_threads` says why); PostgreSQL keeps the
+/// thread's id on every row.
+struct Source {
+    from: &'static str,
+    thread: &'static str,
+}
+
+const SQLITE: Source = Source {
+    from: "checkpoint_threads t JOIN checkpoints c ON c.thread_n = t.n",
+    thread: "t.thread_id",
+};
+const POSTGRES: Source = Source {
+    from: "checkpoints c",
+    thread: "c.thread_id",
+};
+
+impl Source {
+    fn of(db: &Database) -> &'static Source {
+        match db {
+            Database::Sqlite(_) => &SQLITE,
+            Database::Postgres(_) => &POSTGRES,
+        }
+    }
+
+    /// `SELECT` of every [`CheckpointRow`] column, then `tail` (the
+    /// thread's id is `$1`).
+    fn select(&self, tail: &str) -> String {
+        let Source { from, thread } = self;
+        format!(
+            "SELECT {thread} AS thread_id, c.checkpoint_id, c.parent_id, c.step, c.node, \
+             c.next_node, c.path, c.state, c.pending_interrupts, c.created_at \
+             FROM {from} WHERE {thread} = $1 {tail}"
+        )
+    }
+}
 
 /// The longest chain of rows a read follows (`crate::parents` writes
 /// shorter ones); a longer one is damage.
@@ -92,9 +128,7 @@ impl Database {
     #[tracing::instrument(skip_all, fields(thread_id))]
     pub async fn latest_checkpoint(&self, thread_id: &str) -> Result<Option<Checkpoint>, DbError> {
         tracing::Span::current().record("thread_id", thread_id);
-        let sql = format!(
-            "SELECT {COLUMNS} FROM checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1"
-        );
+        let sql = Source::of(self).select("ORDER BY c.seq DESC LIMIT 1");
         let row = with_pool!(self, pool => sqlx::query_as::<_, CheckpointRow>(&sql)
             .bind(thread_id)
             .fetch_optional(pool)
@@ -112,9 +146,7 @@ impl Database {
         let span = tracing::Span::current();
         span.record("thread_id", thread_id);
         span.record("checkpoint_id", checkpoint_id);
-        let sql = format!(
-            "SELECT {COLUMNS} FROM checkpoints WHERE thread_id = $1 AND checkpoint_id = $2"
-        );
+        let sql = Source::of(self).select("AND c.checkpoint_id = $2");
         let row = with_pool!(self, pool => sqlx::query_as::<_, CheckpointRow>(&sql)
             .bind(thread_id)
             .bind(checkpoint_id)
@@ -148,14 +180,16 @@ impl Database {
         };
         // Newest first: the row, its parent while the row rests on it, …
         let sql = format!(
-            "WITH RECURSIVE chain(depth, parent_id, state) AS ( \
-                 SELECT 0, parent_id, state FROM checkpoints \
-                 WHERE thread_id = $1 AND checkpoint_id = $2 \
+            "WITH RECURSIVE chain(depth, thread_n, parent_id, state) AS ( \
+                 SELECT 0, c.thread_n, c.parent_id, c.state FROM {from} \
+                 WHERE t.thread_id = $1 AND c.checkpoint_id = $2 \
                  UNION ALL \
-                 SELECT chain.depth + 1, c.parent_id, c.state FROM chain \
-                 JOIN checkpoints c ON c.thread_id = $1 AND c.checkpoint_id = chain.parent_id \
+                 SELECT chain.depth + 1, c.thread_n, c.parent_id, c.state FROM chain \
+                 JOIN checkpoints c \
+                 ON c.thread_n = chain.thread_n AND c.checkpoint_id = chain.parent_id \
                  WHERE chain.depth < $3 AND substr(chain.state, 1, 1) = x'{TAG_ON_PARENT:02x}' \
-             ) SELECT state FROM chain ORDER BY depth DESC"
+             ) SELECT state FROM chain ORDER BY depth DESC",
+            from = SQLITE.from
         );
         let chain: Vec<StateColumn> = sqlx::query_scalar(&sql)
             .bind(thread_id)
@@ -177,7 +211,7 @@ impl Database {
     #[tracing::instrument(skip_all, fields(thread_id))]
     pub async fn list_checkpoints(&self, thread_id: &str) -> Result<Vec<Checkpoint>, DbError> {
         tracing::Span::current().record("thread_id", thread_id);
-        let sql = format!("SELECT {COLUMNS} FROM checkpoints WHERE thread_id = $1 ORDER BY seq");
+        let sql = Source::of(self).select("ORDER BY c.seq");
         let rows = with_pool!(self, pool => sqlx::query_as::<_, CheckpointRow>(&sql)
             .bind(thread_id)
             .fetch_all(pool)

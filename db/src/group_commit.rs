@@ -26,6 +26,10 @@
 //! On SQLite the writer also stores each state on its parent's where it
 //! can (`crate::parents`), remembering each run's last committed state
 //! before it answers that run's caller, whose next checkpoint follows it.
+//! A row names its run's thread by a number, given the first time the
+//! thread is written (`checkpoint_threads`; the migration
+//! `20261208000001_checkpoint_threads` says why), which the writer
+//! remembers with the state.
 //!
 //! A failed batch is retried caller by caller, so one caller's bad row (say
 //! a state PostgreSQL's `jsonb` refuses) fails that caller alone. Each
@@ -40,7 +44,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::direct::{json, prepare, ts};
 use crate::packed::Packed;
-use crate::parents::Parents;
+use crate::parents::{Parents, Stored, Written};
 use crate::{Database, DbError};
 
 /// Rows per INSERT statement on PostgreSQL: 10 parameters each, far below
@@ -240,69 +244,73 @@ async fn run(
     }
 }
 
-/// Tells `parents` what a write committed: its rows, with the depths
-/// [`insert`] gave them (none on PostgreSQL, which stores every state
-/// whole, so nothing is remembered there).
-fn remember(parents: &Parents, rows: impl IntoIterator<Item = Checkpoint>, depths: Vec<u32>) {
-    parents.committed(rows.into_iter().zip(depths));
+/// Tells `parents` what a write committed: its rows, with what [`insert`]
+/// told of each, its depth and its thread's number (nothing on
+/// PostgreSQL, which stores every state whole and names threads by their
+/// id, so nothing is remembered there).
+fn remember(parents: &Parents, rows: impl IntoIterator<Item = Checkpoint>, written: Vec<Written>) {
+    parents.committed(rows.into_iter().zip(written));
 }
 
-/// The statement's text around its `VALUES` (literals, so that both
-/// statements below are written from them once).
-macro_rules! insert_into {
-    () => {
-        "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, \
-         next_node, path, state, pending_interrupts, created_at) "
-    };
-}
-macro_rules! on_conflict {
-    () => {
-        " ON CONFLICT (thread_id, checkpoint_id) DO NOTHING"
-    };
-}
-const INSERT: &str = insert_into!();
-const ON_CONFLICT: &str = on_conflict!();
-/// One row, on SQLite's direct connection ([`crate::direct`]), which
-/// prepares it once and runs it per row.
-const INSERT_ONE: &str = concat!(
-    insert_into!(),
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    on_conflict!()
-);
+/// One row on PostgreSQL, which keeps the thread's id on every row: the
+/// statement's text around its `VALUES`.
+const INSERT: &str = "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, \
+     next_node, path, state, pending_interrupts, created_at) ";
+const ON_CONFLICT: &str = " ON CONFLICT (thread_id, checkpoint_id) DO NOTHING";
+/// One row on SQLite's direct connection ([`crate::direct`]), which
+/// prepares it once and runs it per row. A row names its thread by a
+/// number (the migration `20261208000001_checkpoint_threads` says why):
+/// `$1`, or for a new thread's first row none, and the row takes the
+/// `seq` it is about to get, the one [`NUMBER_THREAD`] just gave it.
+const INSERT_ONE: &str = "INSERT INTO checkpoints (thread_n, checkpoint_id, parent_id, step, \
+     node, next_node, path, state, pending_interrupts, created_at) \
+     VALUES (coalesce($1, (SELECT coalesce(max(seq), 0) + 1 FROM checkpoints)), \
+     $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+     ON CONFLICT (thread_n, checkpoint_id) DO NOTHING";
+/// A thread's number.
+const THREAD_N: &str = "SELECT n FROM checkpoint_threads WHERE thread_id = $1";
+/// Numbers a new thread: the `seq` its first row, written next in the
+/// same transaction, takes. A thread already numbered changes nothing.
+const NUMBER_THREAD: &str = "INSERT INTO checkpoint_threads (thread_id, n) \
+     VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM checkpoints)) \
+     ON CONFLICT (thread_id) DO NOTHING";
 
 /// Inserts `rows` in one transaction; saving a checkpoint id twice
 /// changes nothing.
 ///
 /// On SQLite the rows are encoded first (the states compressed,
 /// [`crate::packed`], on their parents' where `parents` knows them), then
-/// written on the direct connection in the caller's thread; the answer is
-/// each row's depth in its chain, for [`Parents::committed`]. On
+/// written on the direct connection in the caller's thread, each naming
+/// its thread by a number (numbered here the first time); the answer is
+/// each row's depth in its chain and its thread's number, for
+/// [`Parents::committed`]. On
 /// PostgreSQL the transaction commits with `synchronous_commit = off`
 /// (crate docs, "Durability"), and the answer is empty.
 pub(crate) async fn insert(
     db: &Database,
     rows: &[&Checkpoint],
     parents: Option<&Parents>,
-) -> Result<Vec<u32>, DbError> {
+) -> Result<Vec<Written>, DbError> {
     match db {
         Database::Sqlite(sqlite) => {
-            let (states, depths): (Vec<_>, Vec<_>) = match parents {
-                Some(parents) => parents
-                    .pack(rows)
-                    .into_iter()
-                    .map(|stored| (stored.value, stored.depth))
-                    .unzip(),
+            let stored = match parents {
+                Some(parents) => parents.pack(rows),
                 None => rows
                     .iter()
-                    .map(|cp| (Packed::of(cp.state.get()).into_value(), 0))
-                    .unzip(),
+                    .map(|cp| Stored {
+                        value: Packed::of(cp.state.get()).into_value(),
+                        depth: 0,
+                        thread_n: None,
+                    })
+                    .collect(),
             };
+            let depths: Vec<u32> = stored.iter().map(|s| s.depth).collect();
             // Each row's values, owned: the write may run in another
             // caller's transaction (crate::direct's writer).
             let encoded = rows
                 .iter()
-                .zip(states)
-                .map(|(cp, state)| {
+                .zip(stored)
+                .map(|(cp, stored)| {
                     Ok((
                         [
                             cp.thread_id.as_str().to_owned(),
@@ -314,25 +322,64 @@ pub(crate) async fn insert(
                         ],
                         [cp.parent_id.clone(), cp.next.as_deref().map(str::to_owned)],
                         cp.step,
-                        state,
+                        stored,
                     ))
                 })
                 .collect::<Result<Vec<_>, DbError>>()?;
-            sqlite
+            let numbers = sqlite
                 .direct()?
                 .write(move |tx| {
                     let mut insert = prepare(tx, INSERT_ONE)?;
-                    for ([thread, id, node, path, interrupts, at], [parent, next], step, state) in
+                    let mut numbers: Vec<i64> = Vec::with_capacity(encoded.len());
+                    // The number of the thread of the row before: a
+                    // batch's rows come run by run.
+                    let mut current: Option<(&str, i64)> = None;
+                    for ([thread, id, node, path, interrupts, at], [parent, next], step, stored) in
                         &encoded
                     {
-                        insert.execute(rusqlite::params![
-                            thread, id, parent, step, node, next, path, state, interrupts, at,
+                        let n = match (current, stored.thread_n) {
+                            (Some((t, n)), _) if t == thread.as_str() => Some(n),
+                            (_, Some(n)) => Some(n),
+                            // Numbered here, the thread is new: its first
+                            // row takes the number with its seq.
+                            _ if prepare(tx, NUMBER_THREAD)?.execute([thread])? == 1 => None,
+                            _ => Some(prepare(tx, THREAD_N)?.query_row([thread], |r| r.get(0))?),
+                        };
+                        let inserted = insert.execute(rusqlite::params![
+                            n,
+                            id,
+                            parent,
+                            step,
+                            node,
+                            next,
+                            path,
+                            stored.value,
+                            interrupts,
+                            at,
                         ])?;
+                        let n = match n {
+                            Some(n) => n,
+                            // Nothing has that number yet, so nothing
+                            // conflicts; a row not written would leave the
+                            // thread numbered after another row.
+                            None if inserted == 1 => tx.last_insert_rowid(),
+                            None => {
+                                return Err(DbError::Corrupt(format!(
+                                    "the first checkpoint of thread {thread} was not written"
+                                )))
+                            }
+                        };
+                        current = Some((thread.as_str(), n));
+                        numbers.push(n);
                     }
-                    Ok(())
+                    Ok(numbers)
                 })
                 .await?;
-            Ok(depths)
+            Ok(depths
+                .into_iter()
+                .zip(numbers)
+                .map(|(depth, thread_n)| Written { depth, thread_n })
+                .collect())
         }
         Database::Postgres(pool) => {
             let mut tx = pool.begin().await?;

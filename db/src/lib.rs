@@ -59,7 +59,8 @@
 //!   a checkpoint's state on its parent's when the writer has it; and the
 //!   one decoder of both columns on either database.
 //! - `parents`: which parent each checkpoint's state is stored on, and the
-//!   group-commit writer's memory of each run's last committed state.
+//!   group-commit writer's memory of each run's last committed state (and,
+//!   on SQLite, of its thread's number).
 //! - [`relay`]: `LISTEN`/`NOTIFY` and the spool that carry live events
 //!   between instances on PostgreSQL.
 //! - [`tools`]: the support tools' backend on SQL, and [`support_tools`].

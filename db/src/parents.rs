@@ -45,6 +45,8 @@ struct Last {
     /// Rows stored on a parent between this one and a whole row (0: this
     /// row is whole).
     depth: u32,
+    /// The number the run's thread has in `checkpoint_threads`.
+    thread_n: i64,
 }
 
 /// The last committed state of every run in flight, for one writer.
@@ -59,10 +61,20 @@ struct Runs {
     bytes: usize,
 }
 
-/// A row's state as stored, and its depth in its chain.
+/// A row's state as stored, its depth in its chain, and its thread's
+/// number when the run's last row told it.
 pub(crate) struct Stored {
     pub(crate) value: rusqlite::types::Value,
     pub(crate) depth: u32,
+    pub(crate) thread_n: Option<i64>,
+}
+
+/// What the write of a row told: its depth, as [`Stored`] gave it, and
+/// its thread's number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Written {
+    pub(crate) depth: u32,
+    pub(crate) thread_n: i64,
 }
 
 impl std::fmt::Debug for Parents {
@@ -86,15 +98,14 @@ impl Parents {
         let mut latest: HashMap<&str, usize> = HashMap::new();
         for (i, cp) in rows.iter().enumerate() {
             let thread = cp.thread_id.as_str();
+            let last = runs.last.get(thread);
             let parent = cp
                 .parent_id
                 .as_deref()
                 .and_then(|parent_id| match latest.get(thread) {
                     Some(&p) => (rows[p].checkpoint_id == parent_id)
                         .then(|| (rows[p].state.get(), out[p].depth)),
-                    None => runs
-                        .last
-                        .get(thread)
+                    None => last
                         .filter(|last| last.checkpoint_id == parent_id)
                         .map(|last| (last.state.get(), last.depth)),
                 });
@@ -111,17 +122,17 @@ impl Parents {
             out.push(Stored {
                 value: packed.into_value(),
                 depth,
+                thread_n: last.map(|last| last.thread_n),
             });
         }
         out
     }
 
-    /// Remembers the rows of a committed write, with the depths
-    /// [`Parents::pack`] gave them: each run's last row, unless the run
-    /// ended there.
-    pub(crate) fn committed(&self, rows: impl IntoIterator<Item = (Checkpoint, u32)>) {
+    /// Remembers the rows of a committed write, with what their write
+    /// told: each run's last row, unless the run ended there.
+    pub(crate) fn committed(&self, rows: impl IntoIterator<Item = (Checkpoint, Written)>) {
         let mut runs = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        for (cp, depth) in rows {
+        for (cp, Written { depth, thread_n }) in rows {
             let replaced = if cp.next.is_none() {
                 runs.last.remove(cp.thread_id.as_str())
             } else {
@@ -132,6 +143,7 @@ impl Parents {
                         checkpoint_id: cp.checkpoint_id,
                         state: cp.state,
                         depth,
+                        thread_n,
                     },
                 )
             };
@@ -173,6 +185,17 @@ mod tests {
         }
     }
 
+    /// What a write told of rows with these depths and thread numbers.
+    fn written(
+        depths: impl IntoIterator<Item = u32>,
+        numbers: impl IntoIterator<Item = i64>,
+    ) -> impl Iterator<Item = Written> {
+        depths
+            .into_iter()
+            .zip(numbers)
+            .map(|(depth, thread_n)| Written { depth, thread_n })
+    }
+
     fn bytes(stored: &Stored) -> &[u8] {
         match &stored.value {
             rusqlite::types::Value::Blob(b) => b,
@@ -198,12 +221,20 @@ mod tests {
             let text = unpack_on_parent(bytes(&stored[i]), rows[i - 2].state.get()).expect("reads");
             assert_eq!(text, rows[i].state.get());
         }
-        parents.committed(rows.into_iter().zip(depths));
+        let numbers = rows
+            .iter()
+            .map(|cp| if cp.thread_id == "a" { 1 } else { 2 });
+        parents.committed(rows.iter().cloned().zip(written(depths, numbers)));
         let next = [row("a", 3, Some("tools")), row("b", 3, None)];
         let stored = parents.pack(&[&next[0], &next[1]]);
         assert_eq!(stored.iter().map(|s| s.depth).collect::<Vec<_>>(), [3, 3]);
+        // Each run's thread number is remembered with its last row.
+        assert_eq!(
+            stored.iter().map(|s| s.thread_n).collect::<Vec<_>>(),
+            [Some(1), Some(2)]
+        );
         // A run that ended is forgotten.
-        parents.committed(next.into_iter().zip([3, 3]));
+        parents.committed(next.into_iter().zip(written([3, 3], [1, 2])));
         let runs = parents.inner.lock().expect("lock");
         assert!(runs.last.contains_key("a") && !runs.last.contains_key("b"));
     }
@@ -218,7 +249,7 @@ mod tests {
             let cp = row("long", step, Some("agent"));
             let depth = parents.pack(&[&cp])[0].depth;
             depths.push(depth);
-            parents.committed([(cp, depth)]);
+            parents.committed([(cp, Written { depth, thread_n: 1 })]);
         }
         assert!(depths.iter().all(|&d| d < MAX_CHAIN), "{depths:?}");
         assert_eq!(depths.iter().filter(|&&d| d == 0).count(), 3, "{depths:?}");
@@ -227,7 +258,13 @@ mod tests {
         for run in 0..32 {
             let mut cp = row(&format!("big-{run}"), 0, Some("agent"));
             cp.state = (&serde_json::json!({ "blob": big })).into();
-            parents.committed([(cp, 0)]);
+            parents.committed([(
+                cp,
+                Written {
+                    depth: 0,
+                    thread_n: run,
+                },
+            )]);
         }
         let runs = parents.inner.lock().expect("lock");
         assert!(runs.bytes <= BUDGET, "{} bytes", runs.bytes);

@@ -104,7 +104,7 @@ async fn sqlite_stores_large_states_compressed(pool: sqlx::SqlitePool) {
 
     let rows: Vec<(String, String, i64)> = sqlx::query_as(
         "SELECT checkpoint_id, typeof(state), length(CAST(state AS BLOB)) FROM checkpoints \
-         WHERE thread_id = 's' ORDER BY seq",
+         WHERE thread_n = (SELECT n FROM checkpoint_threads WHERE thread_id = 's') ORDER BY seq",
     )
     .fetch_all(&pool)
     .await
@@ -122,10 +122,14 @@ async fn sqlite_stores_large_states_compressed(pool: sqlx::SqlitePool) {
     assert_eq!(back[1].state.get(), small.state.get());
 
     // A row as it was stored before: the state's text.
+    sqlx::query("INSERT INTO checkpoint_threads (thread_id, n) VALUES ('old', 1000)")
+        .execute(&pool)
+        .await
+        .expect("old thread");
     sqlx::query(
-        "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, next_node, \
-         path, state, pending_interrupts, created_at) VALUES ('old', 'old-0', NULL, 0, 'agent', \
-         NULL, '[\"agent\"]', ?, '[]', '2026-12-01T00:00:00Z')",
+        "INSERT INTO checkpoints (seq, thread_n, checkpoint_id, parent_id, step, node, next_node, \
+         path, state, pending_interrupts, created_at) VALUES (1000, 1000, 'old-0', NULL, 0, \
+         'agent', NULL, '[\"agent\"]', ?, '[]', '2026-12-01T00:00:00Z')",
     )
     .bind(big.to_string())
     .execute(&pool)
@@ -147,6 +151,95 @@ async fn sqlite_stores_large_states_compressed(pool: sqlx::SqlitePool) {
     }
 }
 
+/// The migration that names each run's thread by a number keeps every
+/// checkpoint written before it: two runs written interleaved read back
+/// whole and in order, a run paused before it goes on after it, and a new
+/// run gets a number of its own (the `seq` of its first row, as the
+/// migrated runs got theirs).
+#[sqlx::test(migrations = false)]
+async fn sqlite_checkpoints_written_before_thread_numbers_read_back(pool: sqlx::SqlitePool) {
+    use aics_graph::Checkpointer;
+    const NUMBERS: i64 = 20261208000001;
+    let mut before = sqlx::migrate!("./migrations/sqlite");
+    before.migrations = before
+        .migrations
+        .iter()
+        .filter(|m| m.version < NUMBERS)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+    before.run(&pool).await.expect("the migrations before");
+    // Rows as they were written then, the thread's id on each; `a` and
+    // `b` interleaved, `a` paused after its third.
+    for (seq, thread, step) in [
+        (1, "a", 0),
+        (2, "b", 0),
+        (3, "a", 1),
+        (4, "b", 1),
+        (5, "a", 2),
+    ] {
+        let cp = suite::checkpoint(
+            thread,
+            step,
+            step.checked_sub(1)
+                .map(|p| format!("{thread}-cp{p}"))
+                .as_deref(),
+            "agent",
+            Some("tools"),
+        );
+        sqlx::query(
+            "INSERT INTO checkpoints (seq, thread_id, checkpoint_id, parent_id, step, node, \
+             next_node, path, state, pending_interrupts, created_at) \
+             VALUES (?, ?, ?, ?, ?, 'agent', 'tools', '[\"agent\"]', ?, '[]', \
+             '2026-12-05T00:00:00Z')",
+        )
+        .bind(seq)
+        .bind(thread)
+        .bind(&cp.checkpoint_id)
+        .bind(&cp.parent_id)
+        .bind(step)
+        .bind(cp.state.get())
+        .execute(&pool)
+        .await
+        .expect("an old row");
+    }
+    let db = suite::ready(Database::from(pool.clone())).await;
+    let saver = aics_db::SqlCheckpointer::new(db.clone());
+
+    for (thread, steps) in [("a", vec![0, 1, 2]), ("b", vec![0, 1])] {
+        let list = saver.list(thread).await.expect("list");
+        assert_eq!(list.iter().map(|c| c.step).collect::<Vec<_>>(), steps);
+        for cp in &list {
+            assert_eq!(cp.thread_id.as_str(), thread);
+            let written = suite::checkpoint(thread, cp.step, None, "agent", None);
+            assert_eq!(cp.state, written.state, "{thread} step {}", cp.step);
+        }
+    }
+    let paused = saver.latest("a").await.expect("latest").expect("some");
+    assert_eq!(paused.checkpoint_id, "a-cp2");
+    let next = suite::checkpoint("a", 3, Some("a-cp2"), "tools", None);
+    saver.put(&next).await.expect("the paused run goes on");
+    saver
+        .put(&suite::checkpoint("c", 0, None, "agent", None))
+        .await
+        .expect("a new run");
+    assert_eq!(saver.list("a").await.expect("list").len(), 4);
+    assert_eq!(saver.list("b").await.expect("list").len(), 2);
+    assert_eq!(saver.list("c").await.expect("list").len(), 1);
+
+    let numbers: Vec<(String, i64, i64)> = sqlx::query_as(
+        "SELECT t.thread_id, t.n, min(c.seq) FROM checkpoint_threads t \
+         JOIN checkpoints c ON c.thread_n = t.n GROUP BY t.thread_id ORDER BY t.n",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("numbers");
+    assert_eq!(
+        numbers,
+        [("a".into(), 1, 1), ("b".into(), 2, 2), ("c".into(), 7, 7)]
+    );
+}
+
 /// On SQLite a checkpoint's state is stored on its parent's: a run of 40
 /// small steps takes a fraction of the bytes of its states compressed
 /// alone, no chain of rows stored on parents passes 16, and a row whose
@@ -162,8 +255,8 @@ async fn sqlite_stores_each_state_on_its_parents(pool: sqlx::SqlitePool) {
         saver.put(cp).await.expect("put");
     }
     let rows: Vec<(String, Vec<u8>)> = sqlx::query_as(
-        "SELECT checkpoint_id, CAST(state AS BLOB) FROM checkpoints WHERE thread_id = 'r' \
-         ORDER BY seq",
+        "SELECT checkpoint_id, CAST(state AS BLOB) FROM checkpoints \
+         WHERE thread_n = (SELECT n FROM checkpoint_threads WHERE thread_id = 'r') ORDER BY seq",
     )
     .fetch_all(&pool)
     .await
@@ -191,7 +284,8 @@ async fn sqlite_stores_each_state_on_its_parents(pool: sqlx::SqlitePool) {
         .expect("put");
     }
     let (alone,): (i64,) = sqlx::query_as(
-        "SELECT sum(length(CAST(state AS BLOB))) FROM checkpoints WHERE thread_id = 'alone'",
+        "SELECT sum(length(CAST(state AS BLOB))) FROM checkpoints \
+         WHERE thread_n = (SELECT n FROM checkpoint_threads WHERE thread_id = 'alone')",
     )
     .fetch_one(&pool)
     .await
@@ -206,7 +300,7 @@ async fn sqlite_stores_each_state_on_its_parents(pool: sqlx::SqlitePool) {
         .iter()
         .position(|(_, s)| s.first() == Some(&0x02))
         .expect("a row on its parent");
-    sqlx::query("DELETE FROM checkpoints WHERE thread_id = 'r' AND checkpoint_id = ?")
+    sqlx::query("DELETE FROM checkpoints WHERE checkpoint_id = ?")
         .bind(&rows[lost].0)
         .execute(&pool)
         .await

@@ -439,6 +439,11 @@ pub async fn checkpoints(db: Database) {
 
     // Resume: another checkpointer (another instance) reads the paused state.
     let other = SqlCheckpointer::new(db.clone());
+    other
+        .put(&c0)
+        .await
+        .expect("a run's first checkpoint again, from a writer that never saw the run");
+    assert_eq!(other.list("run-1").await.expect("list").len(), 3);
     let latest = other.latest("run-1").await.expect("latest").expect("some");
     assert_eq!(latest.checkpoint_id, "run-1-cp2");
     assert_eq!(latest.next.as_deref(), Some("approval"));
