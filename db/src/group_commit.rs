@@ -39,10 +39,11 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use aics_graph::Checkpoint;
+use rusqlite::OptionalExtension;
 use sqlx::types::Json;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::direct::{json, prepare, ts};
+use crate::direct::{json, prepare, ts, Tx};
 use crate::packed::Packed;
 use crate::parents::{Parents, Stored, Written};
 use crate::{Database, DbError};
@@ -340,10 +341,36 @@ pub(crate) async fn insert(
                         let n = match (current, stored.thread_n) {
                             (Some((t, n)), _) if t == thread.as_str() => Some(n),
                             (_, Some(n)) => Some(n),
-                            // Numbered here, the thread is new: its first
-                            // row takes the number with its seq.
-                            _ if prepare(tx, NUMBER_THREAD)?.execute([thread])? == 1 => None,
-                            _ => Some(prepare(tx, THREAD_N)?.query_row([thread], |r| r.get(0))?),
+                            // Not remembered (a run's first write, or one
+                            // the writer forgot or never saw): a row after
+                            // a parent usually has a numbered thread, a
+                            // first row a new one. Numbered here, the
+                            // thread's first row takes the number with its
+                            // seq (`None`).
+                            _ => {
+                                let find = |tx: &Tx<'_>| -> Result<Option<i64>, DbError> {
+                                    Ok(prepare(tx, THREAD_N)?
+                                        .query_row([thread], |r| r.get(0))
+                                        .optional()?)
+                                };
+                                let known = match parent {
+                                    Some(_) => find(tx)?,
+                                    None => None,
+                                };
+                                match known {
+                                    Some(n) => Some(n),
+                                    None if prepare(tx, NUMBER_THREAD)?.execute([thread])? == 1 => {
+                                        None
+                                    }
+                                    // Numbered before (a first row written
+                                    // again): its number is there.
+                                    None => Some(find(tx)?.ok_or_else(|| {
+                                        DbError::Corrupt(format!(
+                                            "thread {thread} is numbered and has no number"
+                                        ))
+                                    })?),
+                                }
+                            }
                         };
                         let inserted = insert.execute(rusqlite::params![
                             n,
