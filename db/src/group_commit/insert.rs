@@ -23,23 +23,36 @@ const ROWS_PER_STATEMENT: usize = 64;
 const INSERT: &str = "INSERT INTO checkpoints (thread_id, checkpoint_id, parent_id, step, node, \
      next_node, path, state, pending_interrupts, created_at) ";
 const ON_CONFLICT: &str = " ON CONFLICT (thread_id, checkpoint_id) DO NOTHING";
+/// The `seq` the next row of `checkpoints` takes: a new thread's number
+/// (the migration `20261208000001_checkpoint_threads` says why rows name
+/// their thread by a number). Both statements below read it, in one
+/// transaction, before the thread's first row is written.
+macro_rules! next_seq {
+    () => {
+        "(SELECT coalesce(max(seq), 0) + 1 FROM checkpoints)"
+    };
+}
 /// One row on SQLite's direct connection ([`crate::direct`]), which
-/// prepares it once and runs it per row. A row names its thread by a
-/// number (the migration `20261208000001_checkpoint_threads` says why):
-/// `$1`, or for a new thread's first row none, and the row takes the
-/// `seq` it is about to get, the one [`NUMBER_THREAD`] just gave it.
-const INSERT_ONE: &str = "INSERT INTO checkpoints (thread_n, checkpoint_id, parent_id, step, \
+/// prepares it once and runs it per row. Its thread's number is `$1`, or
+/// for a new thread's first row none, and the row takes the `seq` it is
+/// about to get, the one [`NUMBER_THREAD`] just gave the thread.
+const INSERT_ONE: &str = concat!(
+    "INSERT INTO checkpoints (thread_n, checkpoint_id, parent_id, step, \
      node, next_node, path, state, pending_interrupts, created_at) \
-     VALUES (coalesce($1, (SELECT coalesce(max(seq), 0) + 1 FROM checkpoints)), \
-     $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-     ON CONFLICT (thread_n, checkpoint_id) DO NOTHING";
+     VALUES (coalesce($1, ",
+    next_seq!(),
+    "), $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+     ON CONFLICT (thread_n, checkpoint_id) DO NOTHING"
+);
 /// A thread's number.
 const THREAD_N: &str = "SELECT n FROM checkpoint_threads WHERE thread_id = $1";
 /// Numbers a new thread: the `seq` its first row, written next in the
 /// same transaction, takes. A thread already numbered changes nothing.
-const NUMBER_THREAD: &str = "INSERT INTO checkpoint_threads (thread_id, n) \
-     VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM checkpoints)) \
-     ON CONFLICT (thread_id) DO NOTHING";
+const NUMBER_THREAD: &str = concat!(
+    "INSERT INTO checkpoint_threads (thread_id, n) VALUES ($1, ",
+    next_seq!(),
+    ") ON CONFLICT (thread_id) DO NOTHING"
+);
 
 /// Inserts `rows` in one transaction; saving a checkpoint id twice
 /// changes nothing.
@@ -106,36 +119,7 @@ pub(crate) async fn insert(
                         let n = match (current, stored.thread_n) {
                             (Some((t, n)), _) if t == thread.as_str() => Some(n),
                             (_, Some(n)) => Some(n),
-                            // Not remembered (a run's first write, or one
-                            // the writer forgot or never saw): a row after
-                            // a parent usually has a numbered thread, a
-                            // first row a new one. Numbered here, the
-                            // thread's first row takes the number with its
-                            // seq (`None`).
-                            _ => {
-                                let find = |tx: &Tx<'_>| -> Result<Option<i64>, DbError> {
-                                    Ok(prepare(tx, THREAD_N)?
-                                        .query_row([thread], |r| r.get(0))
-                                        .optional()?)
-                                };
-                                let known = match parent {
-                                    Some(_) => find(tx)?,
-                                    None => None,
-                                };
-                                match known {
-                                    Some(n) => Some(n),
-                                    None if prepare(tx, NUMBER_THREAD)?.execute([thread])? == 1 => {
-                                        None
-                                    }
-                                    // Numbered before (a first row written
-                                    // again): its number is there.
-                                    None => Some(find(tx)?.ok_or_else(|| {
-                                        DbError::Corrupt(format!(
-                                            "thread {thread} is numbered and has no number"
-                                        ))
-                                    })?),
-                                }
-                            }
+                            _ => thread_number(tx, thread, parent.is_some())?,
                         };
                         let inserted = insert.execute(rusqlite::params![
                             n,
@@ -199,4 +183,29 @@ pub(crate) async fn insert(
             Ok(Vec::new())
         }
     }
+}
+
+/// The number of a thread the writer does not remember (a run's first
+/// write, or one the writer forgot or never saw), or `None` when it is
+/// new and numbered here: its first row then takes the number with its
+/// `seq`. A row after a parent usually has a numbered thread, a first
+/// row a new one, so each is tried first.
+fn thread_number(tx: &Tx<'_>, thread: &str, after_parent: bool) -> Result<Option<i64>, DbError> {
+    let find = || -> Result<Option<i64>, DbError> {
+        Ok(prepare(tx, THREAD_N)?
+            .query_row([thread], |r| r.get(0))
+            .optional()?)
+    };
+    if after_parent {
+        if let Some(n) = find()? {
+            return Ok(Some(n));
+        }
+    }
+    if prepare(tx, NUMBER_THREAD)?.execute([thread])? == 1 {
+        return Ok(None);
+    }
+    // Numbered before (a first row written again): its number is there.
+    find()?
+        .map(Some)
+        .ok_or_else(|| DbError::Corrupt(format!("thread {thread} is numbered and has no number")))
 }
