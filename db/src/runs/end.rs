@@ -23,6 +23,18 @@ pub struct Ending<'a> {
     pub note: Option<&'a str>,
 }
 
+/// What ending a run wrote that its caller may use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunEnded {
+    /// The message the conversation shows for it, as appended.
+    pub message: Option<ChatMessage>,
+    /// The trace's JSON as SQLite stores it (packed), which is the text
+    /// serde_json writes for the trace: the answer to the turn's caller
+    /// can be these bytes. `None` on PostgreSQL, whose `jsonb` is written
+    /// by sqlx.
+    pub trace_json: Option<String>,
+}
+
 // LOCK_ORDER: a transaction that writes both a conversation's row and
 // one of its runs takes the conversation's first, as a turn's beginning
 // does (`begin.rs`: the conversation's row, then the run's insert, which
@@ -48,7 +60,7 @@ impl Database {
         owner: &str,
         trace: &ChatTurnTraceResult,
         ending: Ending<'_>,
-    ) -> Result<Option<ChatMessage>, DbError> {
+    ) -> Result<RunEnded, DbError> {
         let id = &trace.graph_execution_id;
         match self {
             Self::Sqlite(sqlite) => {
@@ -56,7 +68,8 @@ impl Database {
                 // (which holds the one write connection, and may run
                 // again); owned, as the write may run in another caller's
                 // transaction (crate::direct's writer).
-                let row = TurnColumns::of(trace).direct_row(TraceColumn(trace).sqlite()?)?;
+                let (column, trace_json) = TraceColumn(trace).sqlite_and_json()?;
+                let row = TurnColumns::of(trace).direct_row(column)?;
                 let (id, owner, session_id) =
                     (id.clone(), owner.to_owned(), trace.session_id.clone());
                 let (state, note) = (ending.state, ending.note.map(str::to_owned));
@@ -83,6 +96,10 @@ impl Database {
                             .transpose()
                     })
                     .await
+                    .map(|message| RunEnded {
+                        message,
+                        trace_json: Some(trace_json),
+                    })
             }
             Self::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
@@ -113,7 +130,10 @@ impl Database {
                 }
                 save_turn!(&mut *tx, trace);
                 tx.commit().await?;
-                row.map(ChatMessage::try_from).transpose()
+                Ok(RunEnded {
+                    message: row.map(ChatMessage::try_from).transpose()?,
+                    trace_json: None,
+                })
             }
         }
     }
