@@ -3,6 +3,7 @@
 //! ```text
 //! aics-load chat    --base URL --token T [--concurrency 64] [--warmup-seconds 3]
 //!                   [--seconds 10] [--server-pid PID] [--message TEXT]
+//!                   [--latencies FILE]
 //! aics-load streams --base URL --token T [--streams 1000] [--server-pid PID]
 //! ```
 //!
@@ -14,7 +15,10 @@
 //! of the measured phase: CPU milliseconds, KB and calls written (files and
 //! sockets; `aics_bench::Usage`), which move far less than turns/s on a
 //! shared machine; and the CPU milliseconds this process spent per turn
-//! (`load_cpu_ms_per_turn`), taken from the same cores.
+//! (`load_cpu_ms_per_turn`), taken from the same cores. `--latencies`
+//! writes each good turn of the measured phase to FILE, one line each:
+//! when it was sent (seconds since the Unix epoch, to line it up with the
+//! server's log) and its latency in milliseconds.
 //!
 //! `streams`: `--streams` turns at once through `POST /api/chat/stream`;
 //! each stream's `llm_token` events are joined and compared with the reply
@@ -25,7 +29,7 @@
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use aics_bench::{pct, rss_mb, Usage};
 use aics_types::StopReason;
@@ -72,13 +76,15 @@ struct Args {
     streams: usize,
     server_pid: Option<String>,
     message: String,
+    latencies: Option<String>,
 }
 
 fn parse_args() -> Result<Args, LoadError> {
     let usage = || {
         LoadError::Usage(
             "aics-load chat|streams --base URL --token T [--concurrency N] [--warmup-seconds S] \
-             [--seconds S] [--streams N] [--server-pid PID] [--message TEXT]"
+             [--seconds S] [--streams N] [--server-pid PID] [--message TEXT] \
+             [--latencies FILE]"
                 .into(),
         )
     };
@@ -97,6 +103,7 @@ fn parse_args() -> Result<Args, LoadError> {
         streams: 1000,
         server_pid: None,
         message: MESSAGE.into(),
+        latencies: None,
     };
     while let Some(flag) = it.next() {
         let mut value = || {
@@ -116,6 +123,7 @@ fn parse_args() -> Result<Args, LoadError> {
             "--streams" => args.streams = num(value()?)?.max(1.0) as usize,
             "--server-pid" => args.server_pid = Some(value()?),
             "--message" => args.message = value()?,
+            "--latencies" => args.latencies = Some(value()?),
             _ => return Err(usage()),
         }
     }
@@ -154,13 +162,19 @@ fn answered(body: &[u8]) -> bool {
         .is_ok_and(|a| a.stop_reason == Some(StopReason::FinalAnswer) && !a.reply.is_empty())
 }
 
-/// Workers sending turns back to back until `until`; the latencies (ms) of
-/// good turns and the count of bad ones.
+/// One good turn: when it was sent, and its latency in milliseconds.
+struct Sent {
+    at: SystemTime,
+    ms: f64,
+}
+
+/// Workers sending turns back to back until `until`; the good turns, in
+/// no order, and the count of bad ones.
 async fn chat_phase(
     client: &reqwest::Client,
     args: &Arc<Args>,
     until: Instant,
-) -> Result<(Vec<f64>, usize), LoadError> {
+) -> Result<(Vec<Sent>, usize), LoadError> {
     let mut workers = Vec::with_capacity(args.concurrency);
     for _ in 0..args.concurrency {
         let (client, args) = (client.clone(), args.clone());
@@ -168,9 +182,12 @@ async fn chat_phase(
             let mut latencies = Vec::new();
             let mut errors = 0usize;
             while Instant::now() < until {
-                let started = Instant::now();
+                let (at, started) = (SystemTime::now(), Instant::now());
                 match chat_turn(&client, &args).await {
-                    Ok(true) => latencies.push(started.elapsed().as_secs_f64() * 1000.0),
+                    Ok(true) => latencies.push(Sent {
+                        at,
+                        ms: started.elapsed().as_secs_f64() * 1000.0,
+                    }),
                     Ok(false) | Err(_) => errors += 1,
                 }
             }
@@ -184,8 +201,23 @@ async fn chat_phase(
         latencies.extend(l);
         errors += e;
     }
-    latencies.sort_by(f64::total_cmp);
     Ok((latencies, errors))
+}
+
+/// `--latencies`: each good turn as `SENT_UNIX_S LATENCY_MS`, in the
+/// order they were sent.
+fn write_latencies(path: &str, turns: &mut [Sent]) -> Result<(), LoadError> {
+    turns.sort_by_key(|t| t.at);
+    let text: String = turns
+        .iter()
+        .map(|t| {
+            let at =
+                t.at.duration_since(SystemTime::UNIX_EPOCH)
+                    .unwrap_or_default();
+            format!("{:.6} {:.3}\n", at.as_secs_f64(), t.ms)
+        })
+        .collect();
+    std::fs::write(path, text).map_err(|e| LoadError::Usage(format!("--latencies {path}: {e}")))
 }
 
 fn server_rss(args: &Args) -> String {
@@ -210,8 +242,10 @@ async fn chat(args: Arc<Args>) -> Result<(), LoadError> {
     let own_before = Usage::of("self");
     let started = Instant::now();
     let until = started + Duration::from_secs_f64(args.seconds);
-    let (latencies, errors) = chat_phase(&client, &args, until).await?;
+    let (mut turns, errors) = chat_phase(&client, &args, until).await?;
     let elapsed = started.elapsed().as_secs_f64();
+    let mut latencies: Vec<f64> = turns.iter().map(|t| t.ms).collect();
+    latencies.sort_by(f64::total_cmp);
     // What the server spent on each turn of the measured phase, and this
     // load generator (on the same machine, it takes CPU the server could
     // have used).
@@ -236,6 +270,10 @@ async fn chat(args: Arc<Args>) -> Result<(), LoadError> {
         server_rss(&args),
         loadavg(),
     );
+    // After the figures: writing the file is not the load's CPU.
+    if let Some(path) = &args.latencies {
+        write_latencies(path, &mut turns)?;
+    }
     Ok(())
 }
 
