@@ -26,8 +26,7 @@ async fn with_a_turn(
     let turn = console
         .chat(&supervisor(), session, "Where is my order ORD-123?")
         .await
-        .unwrap()
-        .trace;
+        .unwrap();
     (app, console, cookie, turn)
 }
 

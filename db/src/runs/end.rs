@@ -23,18 +23,6 @@ pub struct Ending<'a> {
     pub note: Option<&'a str>,
 }
 
-/// What ending a run wrote that its caller may use.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunEnded {
-    /// The message the conversation shows for it, as appended.
-    pub message: Option<ChatMessage>,
-    /// The trace's JSON as SQLite stores it (packed), which is the text
-    /// serde_json writes for the trace: the answer to the turn's caller
-    /// can be these bytes. `None` on PostgreSQL, whose `jsonb` is written
-    /// by sqlx.
-    pub trace_json: Option<String>,
-}
-
 // LOCK_ORDER: a transaction that writes both a conversation's row and
 // one of its runs takes the conversation's first, as a turn's beginning
 // does (`begin.rs`: the conversation's row, then the run's insert, which
@@ -60,7 +48,7 @@ impl Database {
         owner: &str,
         trace: &ChatTurnTraceResult,
         ending: Ending<'_>,
-    ) -> Result<RunEnded, DbError> {
+    ) -> Result<Option<ChatMessage>, DbError> {
         let id = &trace.graph_execution_id;
         match self {
             Self::Sqlite(sqlite) => {
@@ -68,8 +56,7 @@ impl Database {
                 // (which holds the one write connection, and may run
                 // again); owned, as the write may run in another caller's
                 // transaction (crate::direct's writer).
-                let (column, trace_json) = TraceColumn(trace).sqlite_and_json()?;
-                let row = TurnColumns::of(trace).direct_row(column)?;
+                let row = TurnColumns::of(trace).direct_row(TraceColumn(trace).sqlite()?)?;
                 let (id, owner, session_id) =
                     (id.clone(), owner.to_owned(), trace.session_id.clone());
                 let (state, note) = (ending.state, ending.note.map(str::to_owned));
@@ -96,10 +83,6 @@ impl Database {
                             .transpose()
                     })
                     .await
-                    .map(|message| RunEnded {
-                        message,
-                        trace_json: Some(trace_json),
-                    })
             }
             Self::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
@@ -130,10 +113,7 @@ impl Database {
                 }
                 save_turn!(&mut *tx, trace);
                 tx.commit().await?;
-                Ok(RunEnded {
-                    message: row.map(ChatMessage::try_from).transpose()?,
-                    trace_json: None,
-                })
+                row.map(ChatMessage::try_from).transpose()
             }
         }
     }

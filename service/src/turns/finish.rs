@@ -13,7 +13,6 @@ use aics_types::{
     AgentEvent, ChatTurnTraceResult, MessageRole, RunState, StopReason, ToolCallStatus,
 };
 
-use super::TurnOutcome;
 use crate::error::ServiceError;
 use crate::hub::Publisher;
 use crate::observe::SegmentStart;
@@ -80,7 +79,7 @@ impl Console {
         graph_execution_id: &str,
         result: Result<ChatTurnTraceResult, AgentError>,
         ended: Ended<'_>,
-    ) -> Result<TurnOutcome, ServiceError> {
+    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
         let Ended {
             session_id,
             recovering,
@@ -116,10 +115,10 @@ impl Console {
             self.end(publisher, trace, resumed).await
         };
         match stored {
-            Ok(outcome) => {
-                metrics::record_turn(&outcome.trace, counted);
-                self.observe_stored(&outcome.trace, counted, start).await;
-                Ok(outcome)
+            Ok(trace) => {
+                metrics::record_turn(&trace, counted);
+                self.observe_stored(&trace, counted, start).await;
+                Ok(trace)
             }
             Err(DbError::LeaseLost(_)) => {
                 tracing::warn!("the run was cancelled or taken over; its outcome is not stored");
@@ -145,7 +144,7 @@ impl Console {
         &self,
         publisher: &Publisher,
         mut trace: ChatTurnTraceResult,
-    ) -> Result<TurnOutcome, DbError> {
+    ) -> Result<Arc<ChatTurnTraceResult>, DbError> {
         let token = aics_db::tokens::new_token();
         let approvals: Vec<NewApproval> = trace
             .pending_tool_calls
@@ -183,20 +182,18 @@ impl Console {
             trace: Arc::new(trace.clone()),
         });
         trace.approval_token = Some(token);
-        // What was stored has no token: the caller's answer is written anew.
-        Ok(TurnOutcome::of(Arc::new(trace)))
+        Ok(Arc::new(trace))
     }
 
     /// Ends the run: its trace, its reply (or, for a failed turn, its
     /// explanation as a note) and its state in one transaction, then
-    /// `error` when it failed, and `final` with the trace it returns (and
-    /// the trace's JSON as stored, the same as the caller's answer).
+    /// `error` when it failed, and `final` with the trace it returns.
     async fn end(
         &self,
         publisher: &Publisher,
         trace: ChatTurnTraceResult,
         resumed: bool,
-    ) -> Result<TurnOutcome, DbError> {
+    ) -> Result<Arc<ChatTurnTraceResult>, DbError> {
         let failed = trace.stop_reason == Some(StopReason::Error);
         let role = if failed {
             MessageRole::System
@@ -212,8 +209,7 @@ impl Console {
             message: (!trace.reply.is_empty()).then_some((role, trace.reply.as_str())),
             note: trace.error.as_deref(),
         };
-        let ended = self
-            .inner
+        self.inner
             .db
             .end_run(&self.inner.instance_id, &trace, ending)
             .await?;
@@ -231,10 +227,7 @@ impl Console {
         publisher.publish(AgentEvent::Final {
             trace: trace.clone(),
         });
-        Ok(TurnOutcome {
-            trace,
-            json: ended.trace_json,
-        })
+        Ok(trace)
     }
 
     /// Ends a run this instance holds as failed with `note`: the trace of
@@ -245,13 +238,12 @@ impl Console {
         publisher: &Publisher,
         graph_execution_id: &str,
         note: &str,
-    ) -> Result<TurnOutcome, ServiceError> {
+    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
         let mut trace = self.last_trace(graph_execution_id).await?;
         close_trace(&mut trace, StopReason::Error, ToolCallStatus::Error, note);
         trace.error = Some(note.to_owned());
         trace.reply = note.to_owned();
-        let ended = self
-            .inner
+        self.inner
             .db
             .end_run(
                 &self.inner.instance_id,
@@ -271,10 +263,7 @@ impl Console {
         publisher.publish(AgentEvent::Final {
             trace: trace.clone(),
         });
-        Ok(TurnOutcome {
-            trace,
-            json: ended.trace_json,
-        })
+        Ok(trace)
     }
 
     /// The trace of a run as its last checkpoint shows it, or a bare one

@@ -34,32 +34,6 @@ use crate::{check_id, check_session_id, Console};
 pub(crate) use recovery::decisions_of;
 pub(crate) use task::Job;
 
-/// What a turn ended with, for the caller that started it: its trace
-/// (with the single-use approval token when it paused) and, when storing
-/// the trace wrote its JSON (on SQLite, a turn that ended), that text: the
-/// same bytes serde_json writes for the trace, so an HTTP answer sends
-/// them instead of writing them again. It reads as its trace.
-#[derive(Debug)]
-pub struct TurnOutcome {
-    pub trace: Arc<ChatTurnTraceResult>,
-    pub json: Option<String>,
-}
-
-impl TurnOutcome {
-    /// A trace whose JSON is not at hand.
-    pub(crate) fn of(trace: Arc<ChatTurnTraceResult>) -> Self {
-        Self { trace, json: None }
-    }
-}
-
-impl std::ops::Deref for TurnOutcome {
-    type Target = ChatTurnTraceResult;
-
-    fn deref(&self) -> &ChatTurnTraceResult {
-        &self.trace
-    }
-}
-
 impl Console {
     /// Stores the message, starts the turn in the background and returns its
     /// graph execution id; its events go to the conversation's streams.
@@ -109,15 +83,14 @@ impl Console {
     }
 
     /// The same, waiting for the turn to end or pause; returns its trace
-    /// (with the single-use approval token when it paused), and its JSON
-    /// when that is at hand ([`TurnOutcome`]).
+    /// (with the single-use approval token when it paused).
     #[tracing::instrument(skip_all, fields(session_id, user = %user.username))]
     pub async fn chat(
         &self,
         user: &UserInfo,
         session_id: &str,
         message: &str,
-    ) -> Result<TurnOutcome, ServiceError> {
+    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
         tracing::Span::current().record("session_id", session_id);
         let started = self.start_answered_turn(session_id, message).await?;
         self.outcome_of(&started.graph_execution_id, started.done)
@@ -237,7 +210,7 @@ impl Console {
         &self,
         graph_execution_id: &str,
         done: Option<task::Done>,
-    ) -> Result<TurnOutcome, ServiceError> {
+    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
         if let Some(done) = done {
             if let Ok(outcome) = done.await {
                 return outcome;
@@ -247,7 +220,7 @@ impl Console {
             .db
             .turn(graph_execution_id)
             .await?
-            .map(|trace| TurnOutcome::of(Arc::new(trace)))
+            .map(Arc::new)
             .ok_or_else(|| ServiceError::Conflict("the turn was stopped before it ended".into()))
     }
 
@@ -257,9 +230,7 @@ impl Console {
         done: Option<task::Done>,
     ) -> AgentEvent {
         match self.outcome_of(graph_execution_id, done).await {
-            Ok(outcome) => AgentEvent::Final {
-                trace: outcome.trace,
-            },
+            Ok(trace) => AgentEvent::Final { trace },
             Err(e) => AgentEvent::Error {
                 message: e.to_api_error().message,
             },

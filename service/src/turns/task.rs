@@ -4,6 +4,7 @@
 //! over), then hands the outcome to `finish`.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use aics_agent::{Decision, EventSink, TurnInput};
@@ -11,7 +12,6 @@ use aics_types::{AgentEvent, ChatTurnTraceResult};
 use tokio::sync::{mpsc, oneshot};
 
 use super::finish::Ended;
-use super::TurnOutcome;
 use crate::error::ServiceError;
 use crate::hub::Publisher;
 use crate::observe::{SegmentKind, SegmentStart};
@@ -36,7 +36,7 @@ pub(crate) enum Job {
 }
 
 /// The outcome of a run's task, for whoever started it.
-pub(crate) type Done = oneshot::Receiver<Result<TurnOutcome, ServiceError>>;
+pub(crate) type Done = oneshot::Receiver<Result<Arc<ChatTurnTraceResult>, ServiceError>>;
 
 impl Console {
     /// Runs `job` as run `graph_execution_id` of conversation `session_id`
@@ -74,7 +74,7 @@ impl Console {
         session_id: &str,
         graph_execution_id: &str,
         job: Job,
-    ) -> Result<TurnOutcome, ServiceError> {
+    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
         let span = tracing::Span::current();
         span.record("session_id", session_id);
         span.record("graph_execution_id", graph_execution_id);
