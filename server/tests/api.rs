@@ -220,6 +220,47 @@ async fn operations_endpoints(pool: SqlitePool) {
     );
 }
 
+/// `POST /api/chat` answers with the trace the turn stored, as serde_json
+/// writes it.
+#[sqlx::test(migrations = false)]
+async fn chat_answers_with_the_trace_it_stored(pool: SqlitePool) {
+    let app = app(pool).await;
+    let chat = send(
+        &app,
+        json_body(
+            bearer(req(Method::POST, "/api/chat")),
+            json!({"sessionId": "answer-1", "message": "Where is my order ORD-123?"}),
+        ),
+    )
+    .await;
+    assert_eq!(chat.status, StatusCode::OK, "{}", chat.text);
+    assert_eq!(
+        chat.headers.get(header::CONTENT_TYPE).unwrap(),
+        "application/json"
+    );
+    let answered: aics_types::ChatTurnTraceResult =
+        serde_json::from_str(&chat.text).expect("a trace");
+    assert_eq!(
+        answered.stop_reason,
+        Some(aics_types::StopReason::FinalAnswer)
+    );
+    assert!(!answered.pending_approval);
+    assert_eq!(chat.text, serde_json::to_string(&answered).unwrap());
+    let stored = send(
+        &app,
+        bearer(req(
+            Method::GET,
+            &format!("/api/turns/{}", answered.graph_execution_id),
+        ))
+        .body(Body::empty())
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(stored.status, StatusCode::OK, "{}", stored.text);
+    let stored: aics_types::TurnDetail = serde_json::from_str(&stored.text).expect("a turn");
+    assert_eq!(stored.trace, answered);
+}
+
 #[sqlx::test(migrations = false)]
 async fn readyz_is_503_when_the_database_is_gone(pool: SqlitePool) {
     let app = app(pool).await;
