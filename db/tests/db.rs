@@ -365,6 +365,7 @@ async fn sqlite_stores_traces_compressed(pool: sqlx::SqlitePool) {
             state: RunState::Finished,
             message: Some((MessageRole::Assistant, &ended.reply)),
             note: None,
+            json_back: false,
         },
     )
     .await
@@ -542,6 +543,7 @@ async fn postgres_a_turn_ending_as_a_message_arrives_never_deadlocks(pool: sqlx:
                             state: RunState::Finished,
                             message: Some((MessageRole::Assistant, "done")),
                             note: None,
+                            json_back: false,
                         },
                     )
                     .await

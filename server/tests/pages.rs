@@ -26,7 +26,8 @@ async fn with_a_turn(
     let turn = console
         .chat(&supervisor(), session, "Where is my order ORD-123?")
         .await
-        .unwrap();
+        .unwrap()
+        .trace;
     (app, console, cookie, turn)
 }
 

@@ -106,6 +106,7 @@ pub use metrics::OpenStreamGuard;
 pub use observe::{SegmentFailure, SegmentKind, TurnObserver, TurnSegment};
 pub use overview::{DEFAULT_OVERVIEW_DAYS, MAX_OVERVIEW_DAYS};
 pub use streams::StreamPermit;
+pub use turns::TurnOutcome;
 
 use hub::EventHub;
 

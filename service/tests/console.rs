@@ -256,6 +256,34 @@ async fn racing_decisions_resume_exactly_once(pool: SqlitePool) {
     assert_eq!(resumed, 1);
 }
 
+/// `chat` answers with the JSON the turn's end stored (the bytes `POST
+/// /api/chat` sends), which is serde_json's text of the trace it returns;
+/// a paused turn's caller gets its token, which was not stored, so its
+/// JSON is written anew by whoever sends it.
+#[sqlx::test(migrations = false)]
+async fn chat_answers_with_the_json_it_stored(pool: SqlitePool) {
+    let console = console(pool).await;
+    let ended = console
+        .chat(&agent(), "json-1", "Where is my order ORD-123?")
+        .await
+        .unwrap();
+    assert_eq!(ended.stop_reason, Some(StopReason::FinalAnswer));
+    let json = ended.json.as_deref().expect("the stored JSON");
+    assert_eq!(json, serde_json::to_string(&*ended.trace).unwrap());
+    let stored = console
+        .turn_detail(&ended.graph_execution_id)
+        .await
+        .unwrap();
+    assert_eq!(stored.trace, *ended.trace);
+
+    let paused = console.chat(&agent(), "json-2", CHAIN).await.unwrap();
+    assert!(paused.pending_approval && paused.approval_token.is_some());
+    assert!(
+        paused.json.is_none(),
+        "a paused turn's answer holds its token"
+    );
+}
+
 #[sqlx::test(migrations = false)]
 async fn a_failed_turn_keeps_the_message_and_stores_the_trace(pool: SqlitePool) {
     let console = console(pool).await;

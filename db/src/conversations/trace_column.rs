@@ -30,13 +30,30 @@ impl TraceColumn<'_> {
     /// serde_json): escaping the trace's strings, its tool results' JSON
     /// text among them, byte by byte was most of this column's cost.
     pub(crate) fn sqlite(&self) -> Result<Value, DbError> {
-        let text = sonic_rs::to_string(self.0)
-            .map_err(|e| DbError::Corrupt(format!("unserialisable trace: {e}")))?;
+        let text = self.json()?;
         Ok(match Packed::of(&text) {
             // The text itself, not a copy of it.
             Packed::Text(_) => Value::Text(text),
             packed => packed.into_value(),
         })
+    }
+
+    /// [`TraceColumn::sqlite`], and the JSON text it packed, for a caller
+    /// that answers with the trace too (a run's end: `POST /api/chat`
+    /// sends these bytes rather than writing them again).
+    pub(crate) fn sqlite_and_json(&self) -> Result<(Value, String), DbError> {
+        let text = self.json()?;
+        let value = match Packed::of(&text) {
+            // Too short to compress (no support turn's trace is).
+            Packed::Text(_) => Value::Text(text.clone()),
+            packed => packed.into_value(),
+        };
+        Ok((value, text))
+    }
+
+    fn json(&self) -> Result<String, DbError> {
+        sonic_rs::to_string(self.0)
+            .map_err(|e| DbError::Corrupt(format!("unserialisable trace: {e}")))
     }
 }
 
@@ -111,5 +128,26 @@ mod tests {
         assert_eq!(sonic, serde_json::to_string(&trace).expect("serde_json"));
         let back: ChatTurnTraceResult = serde_json::from_str(&sonic).expect("read back");
         assert_eq!(back, trace);
+    }
+
+    /// The JSON a run's end hands back is serde_json's text of the trace,
+    /// and what the column holds (compressed) reads back as that trace.
+    #[test]
+    fn the_json_handed_back_is_what_the_column_holds() {
+        let trace = ChatTurnTraceResult {
+            graph_execution_id: "g-long".into(),
+            reply: "Your order ORD-123 is on its way. ".repeat(40),
+            ..ChatTurnTraceResult::default()
+        };
+        let (value, json) = TraceColumn(&trace).sqlite_and_json().expect("stored");
+        assert_eq!(json, serde_json::to_string(&trace).expect("serde_json"));
+        assert_eq!(value, TraceColumn(&trace).sqlite().expect("stored"));
+        let Value::Blob(bytes) = &value else {
+            panic!("a trace this long is stored compressed, not as {value:?}");
+        };
+        let read: ChatTurnTraceResult =
+            crate::packed::unpacked_direct(rusqlite::types::ValueRef::Blob(bytes))
+                .expect("read back");
+        assert_eq!(read, trace);
     }
 }

@@ -21,6 +21,23 @@ pub struct Ending<'a> {
     pub message: Option<(MessageRole, &'a str)>,
     /// Why it failed, for the run's record.
     pub note: Option<&'a str>,
+    /// Hand back the trace's JSON as stored ([`RunEnded::trace_json`]),
+    /// for a caller that answers with it. Only then is the text kept
+    /// while the write waits for its commit (a thousand turns ending at
+    /// once would hold 9 KB each).
+    pub json_back: bool,
+}
+
+/// What ending a run wrote that its caller may use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunEnded {
+    /// The message the conversation shows for it, as appended.
+    pub message: Option<ChatMessage>,
+    /// With [`Ending::json_back`], the trace's JSON as SQLite stores it
+    /// (packed), which is the text serde_json writes for the trace: the
+    /// answer to the turn's caller can be these bytes. `None` on
+    /// PostgreSQL, whose `jsonb` is written by sqlx.
+    pub trace_json: Option<String>,
 }
 
 // LOCK_ORDER: a transaction that writes both a conversation's row and
@@ -48,7 +65,7 @@ impl Database {
         owner: &str,
         trace: &ChatTurnTraceResult,
         ending: Ending<'_>,
-    ) -> Result<Option<ChatMessage>, DbError> {
+    ) -> Result<RunEnded, DbError> {
         let id = &trace.graph_execution_id;
         match self {
             Self::Sqlite(sqlite) => {
@@ -56,7 +73,13 @@ impl Database {
                 // (which holds the one write connection, and may run
                 // again); owned, as the write may run in another caller's
                 // transaction (crate::direct's writer).
-                let row = TurnColumns::of(trace).direct_row(TraceColumn(trace).sqlite()?)?;
+                let (column, trace_json) = if ending.json_back {
+                    let (column, json) = TraceColumn(trace).sqlite_and_json()?;
+                    (column, Some(json))
+                } else {
+                    (TraceColumn(trace).sqlite()?, None)
+                };
+                let row = TurnColumns::of(trace).direct_row(column)?;
                 let (id, owner, session_id) =
                     (id.clone(), owner.to_owned(), trace.session_id.clone());
                 let (state, note) = (ending.state, ending.note.map(str::to_owned));
@@ -83,6 +106,10 @@ impl Database {
                             .transpose()
                     })
                     .await
+                    .map(|message| RunEnded {
+                        message,
+                        trace_json,
+                    })
             }
             Self::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
@@ -113,7 +140,10 @@ impl Database {
                 }
                 save_turn!(&mut *tx, trace);
                 tx.commit().await?;
-                row.map(ChatMessage::try_from).transpose()
+                Ok(RunEnded {
+                    message: row.map(ChatMessage::try_from).transpose()?,
+                    trace_json: None,
+                })
             }
         }
     }

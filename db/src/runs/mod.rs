@@ -22,7 +22,7 @@ mod begin;
 mod end;
 
 pub use begin::{Begin, BegunTurn, Kept, WhenHeld};
-pub use end::Ending;
+pub use end::{Ending, RunEnded};
 
 #[derive(sqlx::FromRow)]
 struct RunRow {

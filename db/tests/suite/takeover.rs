@@ -108,6 +108,7 @@ pub async fn takeover_holds_the_conversation_from_the_ai(db: Database) {
             state: aics_types::RunState::Finished,
             message: Some((MessageRole::Assistant, "hi!")),
             note: None,
+            json_back: false,
         },
     )
     .await

@@ -287,6 +287,7 @@ pub async fn a_turn_begins_all_at_once_or_not_at_all(db: Database) {
             state: aics_types::RunState::Finished,
             message: Some((MessageRole::Assistant, "hi!")),
             note: None,
+            json_back: false,
         },
     )
     .await

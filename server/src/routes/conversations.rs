@@ -204,19 +204,23 @@ async fn waiting(State(console): State<Console>) -> Result<Json<Waiting>, HttpEr
 }
 
 /// `POST /api/chat`: the trace once the turn ends or pauses (the same
-/// trace as the turn's `final` event holds, serialised from there, by
-/// sonic-rs: the same JSON as serde_json's, its strings escaped faster).
+/// trace as the turn's `final` event holds). Its JSON is the text the
+/// database stored when it has it, else written here, by sonic-rs: the
+/// same JSON as serde_json's, its strings escaped faster.
 async fn chat(
     State(console): State<Console>,
     Extension(user): Extension<UserInfo>,
     Json(body): Json<ChatRequest>,
 ) -> Result<Response, HttpError> {
-    let trace = console.chat(&user, &body.session_id, &body.message).await?;
-    let body = sonic_rs::to_vec(&*trace).map_err(|e| {
-        HttpError::from(aics_service::ServiceError::Internal(format!(
-            "unserialisable trace: {e}"
-        )))
-    })?;
+    let outcome = console.chat(&user, &body.session_id, &body.message).await?;
+    let body = match outcome.json {
+        Some(json) => json.into_bytes(),
+        None => sonic_rs::to_vec(&*outcome.trace).map_err(|e| {
+            HttpError::from(aics_service::ServiceError::Internal(format!(
+                "unserialisable trace: {e}"
+            )))
+        })?,
+    };
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 

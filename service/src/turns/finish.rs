@@ -13,6 +13,7 @@ use aics_types::{
     AgentEvent, ChatTurnTraceResult, MessageRole, RunState, StopReason, ToolCallStatus,
 };
 
+use super::TurnOutcome;
 use crate::error::ServiceError;
 use crate::hub::Publisher;
 use crate::observe::SegmentStart;
@@ -63,6 +64,8 @@ pub(crate) struct Ended<'a> {
     pub(crate) session_id: &'a str,
     /// Taken over from an owner that died.
     pub(crate) recovering: bool,
+    /// Its caller answers with the trace's JSON ([`TurnOutcome::json`]).
+    pub(crate) answer_json: bool,
     /// Resumed after a pause (or recovered): it may end approvals' lives.
     pub(crate) resumed: bool,
     /// What the metrics counted before a pause.
@@ -79,10 +82,11 @@ impl Console {
         graph_execution_id: &str,
         result: Result<ChatTurnTraceResult, AgentError>,
         ended: Ended<'_>,
-    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
+    ) -> Result<TurnOutcome, ServiceError> {
         let Ended {
             session_id,
             recovering,
+            answer_json,
             resumed,
             counted,
             start,
@@ -112,13 +116,13 @@ impl Console {
         let stored = if trace.pending_approval {
             self.pause(publisher, trace).await
         } else {
-            self.end(publisher, trace, resumed).await
+            self.end(publisher, trace, resumed, answer_json).await
         };
         match stored {
-            Ok(trace) => {
-                metrics::record_turn(&trace, counted);
-                self.observe_stored(&trace, counted, start).await;
-                Ok(trace)
+            Ok(outcome) => {
+                metrics::record_turn(&outcome.trace, counted);
+                self.observe_stored(&outcome.trace, counted, start).await;
+                Ok(outcome)
             }
             Err(DbError::LeaseLost(_)) => {
                 tracing::warn!("the run was cancelled or taken over; its outcome is not stored");
@@ -144,7 +148,7 @@ impl Console {
         &self,
         publisher: &Publisher,
         mut trace: ChatTurnTraceResult,
-    ) -> Result<Arc<ChatTurnTraceResult>, DbError> {
+    ) -> Result<TurnOutcome, DbError> {
         let token = aics_db::tokens::new_token();
         let approvals: Vec<NewApproval> = trace
             .pending_tool_calls
@@ -182,18 +186,21 @@ impl Console {
             trace: Arc::new(trace.clone()),
         });
         trace.approval_token = Some(token);
-        Ok(Arc::new(trace))
+        // What was stored has no token: the caller's answer is written anew.
+        Ok(TurnOutcome::of(Arc::new(trace)))
     }
 
     /// Ends the run: its trace, its reply (or, for a failed turn, its
     /// explanation as a note) and its state in one transaction, then
-    /// `error` when it failed, and `final` with the trace it returns.
+    /// `error` when it failed, and `final` with the trace it returns (and,
+    /// for a caller that answers with it, the trace's JSON as stored).
     async fn end(
         &self,
         publisher: &Publisher,
         trace: ChatTurnTraceResult,
         resumed: bool,
-    ) -> Result<Arc<ChatTurnTraceResult>, DbError> {
+        answer_json: bool,
+    ) -> Result<TurnOutcome, DbError> {
         let failed = trace.stop_reason == Some(StopReason::Error);
         let role = if failed {
             MessageRole::System
@@ -208,8 +215,10 @@ impl Console {
             },
             message: (!trace.reply.is_empty()).then_some((role, trace.reply.as_str())),
             note: trace.error.as_deref(),
+            json_back: answer_json,
         };
-        self.inner
+        let ended = self
+            .inner
             .db
             .end_run(&self.inner.instance_id, &trace, ending)
             .await?;
@@ -227,7 +236,10 @@ impl Console {
         publisher.publish(AgentEvent::Final {
             trace: trace.clone(),
         });
-        Ok(trace)
+        Ok(TurnOutcome {
+            trace,
+            json: ended.trace_json,
+        })
     }
 
     /// Ends a run this instance holds as failed with `note`: the trace of
@@ -238,7 +250,7 @@ impl Console {
         publisher: &Publisher,
         graph_execution_id: &str,
         note: &str,
-    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
+    ) -> Result<TurnOutcome, ServiceError> {
         let mut trace = self.last_trace(graph_execution_id).await?;
         close_trace(&mut trace, StopReason::Error, ToolCallStatus::Error, note);
         trace.error = Some(note.to_owned());
@@ -252,6 +264,7 @@ impl Console {
                     state: RunState::Failed,
                     message: Some((MessageRole::System, note)),
                     note: Some(note),
+                    json_back: false,
                 },
             )
             .await?;
@@ -263,7 +276,8 @@ impl Console {
         publisher.publish(AgentEvent::Final {
             trace: trace.clone(),
         });
-        Ok(trace)
+        // A run failed here (a restart cut it short) has no caller waiting.
+        Ok(TurnOutcome::of(trace))
     }
 
     /// The trace of a run as its last checkpoint shows it, or a bare one

@@ -34,6 +34,33 @@ use crate::{check_id, check_session_id, Console};
 pub(crate) use recovery::decisions_of;
 pub(crate) use task::Job;
 
+/// What a turn ended with, for the caller that started it: its trace
+/// (with the single-use approval token when it paused) and, for a caller
+/// that answers with it ([`Console::chat`]) when storing the trace wrote
+/// its JSON (on SQLite, a turn that ended), that text: the same bytes
+/// serde_json writes for the trace, so an HTTP answer sends them instead
+/// of writing them again. It reads as its trace.
+#[derive(Debug)]
+pub struct TurnOutcome {
+    pub trace: Arc<ChatTurnTraceResult>,
+    pub json: Option<String>,
+}
+
+impl TurnOutcome {
+    /// A trace whose JSON is not at hand.
+    pub(crate) fn of(trace: Arc<ChatTurnTraceResult>) -> Self {
+        Self { trace, json: None }
+    }
+}
+
+impl std::ops::Deref for TurnOutcome {
+    type Target = ChatTurnTraceResult;
+
+    fn deref(&self) -> &ChatTurnTraceResult {
+        &self.trace
+    }
+}
+
 impl Console {
     /// Stores the message, starts the turn in the background and returns its
     /// graph execution id; its events go to the conversation's streams.
@@ -49,7 +76,10 @@ impl Console {
     ) -> Result<MessageAccepted, ServiceError> {
         tracing::Span::current().record("session_id", session_id);
         Ok(
-            match self.start_turn(session_id, message, WhenHeld::Keep).await? {
+            match self
+                .start_turn(session_id, message, WhenHeld::Keep, false)
+                .await?
+            {
                 Begun::Turn(started) => MessageAccepted {
                     graph_execution_id: Some(started.graph_execution_id),
                     held_by: None,
@@ -65,14 +95,15 @@ impl Console {
     }
 
     /// A turn the AI answers: 409 while a person holds the conversation,
-    /// with nothing stored.
+    /// with nothing stored. `answer_json` as [`Console::start_turn`] says.
     async fn start_answered_turn(
         &self,
         session_id: &str,
         message: &str,
+        answer_json: bool,
     ) -> Result<start::Started, ServiceError> {
         match self
-            .start_turn(session_id, message, WhenHeld::Refuse)
+            .start_turn(session_id, message, WhenHeld::Refuse, answer_json)
             .await?
         {
             Begun::Turn(started) => Ok(started),
@@ -83,16 +114,17 @@ impl Console {
     }
 
     /// The same, waiting for the turn to end or pause; returns its trace
-    /// (with the single-use approval token when it paused).
+    /// (with the single-use approval token when it paused), and its JSON
+    /// when that is at hand ([`TurnOutcome`]).
     #[tracing::instrument(skip_all, fields(session_id, user = %user.username))]
     pub async fn chat(
         &self,
         user: &UserInfo,
         session_id: &str,
         message: &str,
-    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
+    ) -> Result<TurnOutcome, ServiceError> {
         tracing::Span::current().record("session_id", session_id);
-        let started = self.start_answered_turn(session_id, message).await?;
+        let started = self.start_answered_turn(session_id, message, true).await?;
         self.outcome_of(&started.graph_execution_id, started.done)
             .await
     }
@@ -114,7 +146,7 @@ impl Console {
         check_session_id(session_id)?;
         // Subscribed before the turn starts, so its first event is seen.
         let (_, subscription) = self.inner.hub.subscribe(session_id, None);
-        let started = self.start_answered_turn(session_id, message).await?;
+        let started = self.start_answered_turn(session_id, message, false).await?;
         let run = started.graph_execution_id.clone();
         let console = self.clone();
         enum Step {
@@ -210,7 +242,7 @@ impl Console {
         &self,
         graph_execution_id: &str,
         done: Option<task::Done>,
-    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
+    ) -> Result<TurnOutcome, ServiceError> {
         if let Some(done) = done {
             if let Ok(outcome) = done.await {
                 return outcome;
@@ -220,7 +252,7 @@ impl Console {
             .db
             .turn(graph_execution_id)
             .await?
-            .map(Arc::new)
+            .map(|trace| TurnOutcome::of(Arc::new(trace)))
             .ok_or_else(|| ServiceError::Conflict("the turn was stopped before it ended".into()))
     }
 
@@ -230,7 +262,9 @@ impl Console {
         done: Option<task::Done>,
     ) -> AgentEvent {
         match self.outcome_of(graph_execution_id, done).await {
-            Ok(trace) => AgentEvent::Final { trace },
+            Ok(outcome) => AgentEvent::Final {
+                trace: outcome.trace,
+            },
             Err(e) => AgentEvent::Error {
                 message: e.to_api_error().message,
             },

@@ -35,11 +35,14 @@ impl Console {
     /// another holds it) with the customer's message, and spawns the run.
     /// While a person holds the conversation no run starts: the message is
     /// kept for them and announced (`when_held` = Keep), or refused (409).
+    /// `answer_json`: the caller answers with the trace's JSON
+    /// ([`super::TurnOutcome`]).
     pub(crate) async fn start_turn(
         &self,
         session_id: &str,
         message: &str,
         when_held: WhenHeld,
+        answer_json: bool,
     ) -> Result<Begun, ServiceError> {
         check_session_id(session_id)?;
         aics_types::validate_message(message).map_err(ServiceError::Invalid)?;
@@ -132,6 +135,7 @@ impl Console {
                 input,
                 event_epoch,
                 message: stored,
+                answer_json,
             },
         );
         Ok(Begun::Turn(Started {

@@ -4,7 +4,6 @@
 //! over), then hands the outcome to `finish`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Instant;
 
 use aics_agent::{Decision, EventSink, TurnInput};
@@ -12,6 +11,7 @@ use aics_types::{AgentEvent, ChatTurnTraceResult};
 use tokio::sync::{mpsc, oneshot};
 
 use super::finish::Ended;
+use super::TurnOutcome;
 use crate::error::ServiceError;
 use crate::hub::Publisher;
 use crate::observe::{SegmentKind, SegmentStart};
@@ -27,6 +27,10 @@ pub(crate) enum Job {
         input: TurnInput,
         event_epoch: u64,
         message: aics_types::ChatMessage,
+        /// Its caller answers with the trace's JSON (`POST /api/chat`):
+        /// the outcome keeps the text the database stored. Other callers
+        /// (a stream, nobody) do without it.
+        answer_json: bool,
     },
     /// Continue a paused turn with the supervisors' decisions.
     Resume(HashMap<String, Decision>),
@@ -36,7 +40,7 @@ pub(crate) enum Job {
 }
 
 /// The outcome of a run's task, for whoever started it.
-pub(crate) type Done = oneshot::Receiver<Result<Arc<ChatTurnTraceResult>, ServiceError>>;
+pub(crate) type Done = oneshot::Receiver<Result<TurnOutcome, ServiceError>>;
 
 impl Console {
     /// Runs `job` as run `graph_execution_id` of conversation `session_id`
@@ -74,7 +78,7 @@ impl Console {
         session_id: &str,
         graph_execution_id: &str,
         job: Job,
-    ) -> Result<Arc<ChatTurnTraceResult>, ServiceError> {
+    ) -> Result<TurnOutcome, ServiceError> {
         let span = tracing::Span::current();
         span.record("session_id", session_id);
         span.record("graph_execution_id", graph_execution_id);
@@ -92,6 +96,13 @@ impl Console {
             }
         };
         let new = matches!(job, Job::New { .. });
+        let answer_json = matches!(
+            job,
+            Job::New {
+                answer_json: true,
+                ..
+            }
+        );
         let recovering = matches!(job, Job::Recover(_));
         // What a run counted (and reported) before a pause was counted then.
         let previous = if new {
@@ -147,6 +158,7 @@ impl Console {
         let ended = Ended {
             session_id,
             recovering,
+            answer_json,
             resumed: !new,
             counted: &counted,
             start: &start,
