@@ -5,7 +5,7 @@
 //! # Layout
 //! - this file: [`pct`], [`rss_mb`], [`Usage`].
 //! - `main.rs` (`aics-bench`): the engine benchmark, beside LangGraph.
-//! - `bin/aics-load.rs` (`aics-load`): the HTTP load generator of
+//! - `bin/aics-load/` (`aics-load`): the HTTP load generator of
 //!   `scripts/bench-http`.
 #![forbid(unsafe_code)]
 

@@ -1,0 +1,175 @@
+//! `aics-load chat`: workers sending `POST /api/chat` back to back (the
+//! module docs of `main.rs` say what it prints).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use aics_bench::{pct, Usage};
+use aics_types::StopReason;
+use serde_json::json;
+
+use crate::{check_up, loadavg, server_rss, Args, LoadError};
+
+/// One `POST /api/chat` on a new conversation; `Ok(true)` when the turn
+/// answered as it should.
+async fn chat_turn(client: &reqwest::Client, args: &Args) -> Result<bool, LoadError> {
+    let sid = format!("load-{}", uuid::Uuid::new_v4().simple());
+    let response = client
+        .post(format!("{}/api/chat", args.base))
+        .bearer_auth(&args.token)
+        .json(&json!({"sessionId": sid, "message": args.message}))
+        .send()
+        .await?;
+    if !response.status().is_success() {
+        return Ok(false);
+    }
+    Ok(answered(&response.bytes().await?))
+}
+
+/// Whether a chat turn's trace (`body`) answered as it should: stop reason
+/// `final_answer` and a reply. Only those two fields are read; the rest is
+/// skipped. This process shares the server's cores, and building the whole
+/// trace as a `Value` took about a sixth of the CPU the server spends on
+/// the turn (`load_cpu_ms_per_turn`: 0.15 ms, 0.08 now).
+fn answered(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Answered {
+        stop_reason: Option<StopReason>,
+        reply: String,
+    }
+    serde_json::from_slice::<Answered>(body)
+        .is_ok_and(|a| a.stop_reason == Some(StopReason::FinalAnswer) && !a.reply.is_empty())
+}
+
+/// One good turn: when it was sent, and its latency in milliseconds.
+struct Sent {
+    at: SystemTime,
+    ms: f64,
+}
+
+/// Workers sending turns back to back until `until`; the good turns, in
+/// no order, and the count of bad ones.
+async fn chat_phase(
+    client: &reqwest::Client,
+    args: &Arc<Args>,
+    until: Instant,
+) -> Result<(Vec<Sent>, usize), LoadError> {
+    let mut workers = Vec::with_capacity(args.concurrency);
+    for _ in 0..args.concurrency {
+        let (client, args) = (client.clone(), args.clone());
+        workers.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut errors = 0usize;
+            while Instant::now() < until {
+                let (at, started) = (SystemTime::now(), Instant::now());
+                match chat_turn(&client, &args).await {
+                    Ok(true) => latencies.push(Sent {
+                        at,
+                        ms: started.elapsed().as_secs_f64() * 1000.0,
+                    }),
+                    Ok(false) | Err(_) => errors += 1,
+                }
+            }
+            (latencies, errors)
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut errors = 0;
+    for worker in workers {
+        let (l, e) = worker.await?;
+        latencies.extend(l);
+        errors += e;
+    }
+    Ok((latencies, errors))
+}
+
+/// `--latencies`: each good turn as `SENT_UNIX_S LATENCY_MS`, in the
+/// order they were sent.
+fn write_latencies(path: &str, turns: &mut [Sent]) -> Result<(), LoadError> {
+    turns.sort_by_key(|t| t.at);
+    let text: String = turns
+        .iter()
+        .map(|t| {
+            let at =
+                t.at.duration_since(SystemTime::UNIX_EPOCH)
+                    .unwrap_or_default();
+            format!("{:.6} {:.3}\n", at.as_secs_f64(), t.ms)
+        })
+        .collect();
+    std::fs::write(path, text).map_err(|e| LoadError::Usage(format!("--latencies {path}: {e}")))
+}
+
+pub(crate) async fn chat(args: Arc<Args>) -> Result<(), LoadError> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(args.concurrency)
+        .build()?;
+    check_up(&client, &args.base).await?;
+    let warm_until = Instant::now() + Duration::from_secs_f64(args.warmup);
+    chat_phase(&client, &args, warm_until).await?;
+    let usage = || args.server_pid.as_deref().and_then(Usage::of);
+    let before = usage();
+    let own_before = Usage::of("self");
+    let started = Instant::now();
+    let until = started + Duration::from_secs_f64(args.seconds);
+    let (mut turns, errors) = chat_phase(&client, &args, until).await?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut latencies: Vec<f64> = turns.iter().map(|t| t.ms).collect();
+    latencies.sort_by(f64::total_cmp);
+    // What the server spent on each turn of the measured phase, and this
+    // load generator (on the same machine, it takes CPU the server could
+    // have used).
+    let per_turn = match (before, usage()) {
+        (Some(before), Some(after)) => after.per_turn(&before, latencies.len(), "server_"),
+        _ => String::new(),
+    };
+    let own = match (own_before, Usage::of("self")) {
+        (Some(before), Some(after)) => format!(
+            " load_cpu_ms_per_turn={:.3}",
+            after.cpu_ms_per_turn(&before, latencies.len())
+        ),
+        _ => String::new(),
+    };
+    println!(
+        "http=chat concurrency={} turns={} turns_per_s={:.1} p50_ms={:.2} p99_ms={:.2} errors={errors}{}{per_turn}{own} loadavg={}",
+        args.concurrency,
+        latencies.len(),
+        latencies.len() as f64 / elapsed,
+        pct(&latencies, 50.0),
+        pct(&latencies, 99.0),
+        server_rss(&args),
+        loadavg(),
+    );
+    // After the figures: writing the file is not the load's CPU.
+    if let Some(path) = &args.latencies {
+        write_latencies(path, &mut turns)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use aics_types::ChatTurnTraceResult;
+
+    use super::*;
+
+    /// The check reads the server's own trace type as the server writes it.
+    #[test]
+    fn a_turn_answered_when_it_stopped_with_a_reply() {
+        let trace = |stop_reason, reply: &str| {
+            serde_json::to_vec(&ChatTurnTraceResult {
+                stop_reason,
+                reply: reply.into(),
+                ..ChatTurnTraceResult::default()
+            })
+            .expect("a trace serialises")
+        };
+        assert!(answered(&trace(Some(StopReason::FinalAnswer), "Shipped.")));
+        assert!(!answered(&trace(Some(StopReason::FinalAnswer), "")));
+        assert!(!answered(&trace(Some(StopReason::AwaitingApproval), "")));
+        assert!(!answered(&trace(Some(StopReason::Error), "Sorry.")));
+        assert!(!answered(&trace(None, "Shipped.")));
+        assert!(!answered(b"{\"error\":\"busy\"}"));
+        assert!(!answered(b"not json"));
+    }
+}
