@@ -30,30 +30,25 @@ impl TraceColumn<'_> {
     /// serde_json): escaping the trace's strings, its tool results' JSON
     /// text among them, byte by byte was most of this column's cost.
     pub(crate) fn sqlite(&self) -> Result<Value, DbError> {
-        let text = self.json()?;
+        Ok(self.sqlite_and_json(false)?.0)
+    }
+
+    /// [`TraceColumn::sqlite`], and with `keep_json` the JSON text it
+    /// packed, for a caller that answers with the trace too (a run's end:
+    /// `POST /api/chat` sends these bytes rather than writing them again).
+    pub(crate) fn sqlite_and_json(
+        &self,
+        keep_json: bool,
+    ) -> Result<(Value, Option<String>), DbError> {
+        let text = sonic_rs::to_string(self.0)
+            .map_err(|e| DbError::Corrupt(format!("unserialisable trace: {e}")))?;
         Ok(match Packed::of(&text) {
-            // The text itself, not a copy of it.
-            Packed::Text(_) => Value::Text(text),
-            packed => packed.into_value(),
-        })
-    }
-
-    /// [`TraceColumn::sqlite`], and the JSON text it packed, for a caller
-    /// that answers with the trace too (a run's end: `POST /api/chat`
-    /// sends these bytes rather than writing them again).
-    pub(crate) fn sqlite_and_json(&self) -> Result<(Value, String), DbError> {
-        let text = self.json()?;
-        let value = match Packed::of(&text) {
             // Too short to compress (no support turn's trace is).
-            Packed::Text(_) => Value::Text(text.clone()),
-            packed => packed.into_value(),
-        };
-        Ok((value, text))
-    }
-
-    fn json(&self) -> Result<String, DbError> {
-        sonic_rs::to_string(self.0)
-            .map_err(|e| DbError::Corrupt(format!("unserialisable trace: {e}")))
+            Packed::Text(_) if keep_json => (Value::Text(text.clone()), Some(text)),
+            // The text itself, not a copy of it.
+            Packed::Text(_) => (Value::Text(text), None),
+            packed => (packed.into_value(), keep_json.then_some(text)),
+        })
     }
 }
 
@@ -139,7 +134,8 @@ mod tests {
             reply: "Your order ORD-123 is on its way. ".repeat(40),
             ..ChatTurnTraceResult::default()
         };
-        let (value, json) = TraceColumn(&trace).sqlite_and_json().expect("stored");
+        let (value, json) = TraceColumn(&trace).sqlite_and_json(true).expect("stored");
+        let json = json.expect("the JSON kept");
         assert_eq!(json, serde_json::to_string(&trace).expect("serde_json"));
         assert_eq!(value, TraceColumn(&trace).sqlite().expect("stored"));
         let Value::Blob(bytes) = &value else {

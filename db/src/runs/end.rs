@@ -73,12 +73,7 @@ impl Database {
                 // (which holds the one write connection, and may run
                 // again); owned, as the write may run in another caller's
                 // transaction (crate::direct's writer).
-                let (column, trace_json) = if ending.json_back {
-                    let (column, json) = TraceColumn(trace).sqlite_and_json()?;
-                    (column, Some(json))
-                } else {
-                    (TraceColumn(trace).sqlite()?, None)
-                };
+                let (column, trace_json) = TraceColumn(trace).sqlite_and_json(ending.json_back)?;
                 let row = TurnColumns::of(trace).direct_row(column)?;
                 let (id, owner, session_id) =
                     (id.clone(), owner.to_owned(), trace.session_id.clone());
