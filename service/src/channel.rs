@@ -156,7 +156,7 @@ impl Console {
         self.inner.chat_limits.check(&key, STARTS_PER_WINDOW)?;
         let db = &self.inner.db;
         let customer = db.find_or_create_customer(name, email, lang).await?;
-        let session_id = format!("c-{}", uuid::Uuid::new_v4().simple());
+        let session_id = crate::conversations::new_session_id();
         db.ensure_conversation(&session_id, Some(&customer.id), "")
             .await?;
         self.mint_link(&session_id).await

@@ -26,6 +26,22 @@ pub struct LiveEvent {
 /// A conversation's live events, or the approvals queue's.
 pub type EventStream = BoxStream<'static, LiveEvent>;
 
+/// The id of a conversation the server makes (the console's, a customer's
+/// from the start page): `c-` and a UUIDv7, so ids made later sort later.
+///
+/// A conversation's id keys its row, and its messages' and turns' index
+/// entries (`messages_session`, `turns_session`). A random id puts each
+/// of those writes into a random page of its index: on SQLite one more
+/// 4 KB page in the turn's commit for each (BENCHMARKS.md, round 30
+/// counts them), and a cold page to read once the index outgrows the
+/// cache. Ids in creation order put a new conversation's entries at the
+/// index's end, beside the other recent ones, which are also the ones
+/// being written to. The 74 random bits of a v7 keep it unguessable; what
+/// it shows is when the conversation was made.
+pub(crate) fn new_session_id() -> String {
+    format!("c-{}", uuid::Uuid::now_v7().simple())
+}
+
 fn resync(reason: &str) -> LiveEvent {
     LiveEvent {
         id: None,
@@ -52,7 +68,7 @@ impl Console {
     /// A new, empty conversation with a server-made id.
     #[tracing::instrument(skip_all)]
     pub async fn create_conversation(&self) -> Result<ConversationSummary, ServiceError> {
-        let session_id = format!("c-{}", uuid::Uuid::new_v4().simple());
+        let session_id = new_session_id();
         Ok(self
             .inner
             .db
@@ -73,7 +89,7 @@ impl Console {
             return self.create_conversation().await;
         };
         let customer = self.customer_by_ref(reference).await?;
-        let session_id = format!("c-{}", uuid::Uuid::new_v4().simple());
+        let session_id = new_session_id();
         let summary = self
             .inner
             .db
@@ -329,5 +345,28 @@ impl Console {
             }
         });
         stream::iter(first).chain(live).boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::new_session_id;
+
+    #[test]
+    fn server_made_ids_sort_in_the_order_they_were_made() {
+        let ids: Vec<String> = (0..1_000).map(|_| new_session_id()).collect();
+        for id in &ids {
+            let hex = id.strip_prefix("c-").expect("the c- prefix");
+            assert_eq!(hex.len(), 32, "{id}");
+            assert!(hex.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+            crate::check_session_id(id).expect("a valid session id");
+        }
+        let mut sorted = ids.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(
+            sorted, ids,
+            "ids made one after another sort in that order, none twice"
+        );
     }
 }
