@@ -10,10 +10,21 @@ use serde_json::json;
 
 use crate::{check_up, loadavg, server_rss, Args, LoadError};
 
+/// A new conversation's id: random, or in the order they are made
+/// (`--session-ids`).
+fn session_id(args: &Args) -> String {
+    let id = if args.ordered_ids {
+        uuid::Uuid::now_v7()
+    } else {
+        uuid::Uuid::new_v4()
+    };
+    format!("load-{}", id.simple())
+}
+
 /// One `POST /api/chat` on a new conversation; `Ok(true)` when the turn
 /// answered as it should.
 async fn chat_turn(client: &reqwest::Client, args: &Args) -> Result<bool, LoadError> {
-    let sid = format!("load-{}", uuid::Uuid::new_v4().simple());
+    let sid = session_id(args);
     let response = client
         .post(format!("{}/api/chat", args.base))
         .bearer_auth(&args.token)
@@ -131,8 +142,9 @@ pub(crate) async fn chat(args: Arc<Args>) -> Result<(), LoadError> {
         _ => String::new(),
     };
     println!(
-        "http=chat concurrency={} turns={} turns_per_s={:.1} p50_ms={:.2} p99_ms={:.2} errors={errors}{}{per_turn}{own} loadavg={}",
+        "http=chat concurrency={} session_ids={} turns={} turns_per_s={:.1} p50_ms={:.2} p99_ms={:.2} errors={errors}{}{per_turn}{own} loadavg={}",
         args.concurrency,
+        if args.ordered_ids { "ordered" } else { "random" },
         latencies.len(),
         latencies.len() as f64 / elapsed,
         pct(&latencies, 50.0),

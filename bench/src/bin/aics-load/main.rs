@@ -3,7 +3,7 @@
 //! ```text
 //! aics-load chat    --base URL --token T [--concurrency 64] [--warmup-seconds 3]
 //!                   [--seconds 10] [--server-pid PID] [--message TEXT]
-//!                   [--latencies FILE]
+//!                   [--latencies FILE] [--session-ids random|ordered]
 //! aics-load streams --base URL --token T [--streams 1000] [--server-pid PID]
 //! ```
 //!
@@ -18,7 +18,10 @@
 //! (`load_cpu_ms_per_turn`), taken from the same cores. `--latencies`
 //! writes each good turn of the measured phase to FILE, one line each:
 //! when it was sent (seconds since the Unix epoch, to line it up with the
-//! server's log) and its latency in milliseconds.
+//! server's log) and its latency in milliseconds. `--session-ids` picks
+//! the conversations' ids: `random` (the default: an API caller's own ids,
+//! which sort nowhere in particular) or `ordered` (in the order they are
+//! made, as the ids the server gives its own conversations).
 //!
 //! `streams`: `--streams` turns at once through `POST /api/chat/stream`;
 //! each stream's `llm_token` events are joined and compared with the reply
@@ -80,6 +83,9 @@ struct Args {
     server_pid: Option<String>,
     message: String,
     latencies: Option<String>,
+    /// `--session-ids ordered`: the conversations' ids sort in the order
+    /// they are made.
+    ordered_ids: bool,
 }
 
 fn parse_args() -> Result<Args, LoadError> {
@@ -87,7 +93,7 @@ fn parse_args() -> Result<Args, LoadError> {
         LoadError::Usage(
             "aics-load chat|streams --base URL --token T [--concurrency N] [--warmup-seconds S] \
              [--seconds S] [--streams N] [--server-pid PID] [--message TEXT] \
-             [--latencies FILE]"
+             [--latencies FILE] [--session-ids random|ordered]"
                 .into(),
         )
     };
@@ -107,6 +113,7 @@ fn parse_args() -> Result<Args, LoadError> {
         server_pid: None,
         message: MESSAGE.into(),
         latencies: None,
+        ordered_ids: false,
     };
     while let Some(flag) = it.next() {
         let mut value = || {
@@ -127,6 +134,17 @@ fn parse_args() -> Result<Args, LoadError> {
             "--server-pid" => args.server_pid = Some(value()?),
             "--message" => args.message = value()?,
             "--latencies" => args.latencies = Some(value()?),
+            "--session-ids" => {
+                args.ordered_ids = match value()?.as_str() {
+                    "random" => false,
+                    "ordered" => true,
+                    other => {
+                        return Err(LoadError::Usage(format!(
+                            "--session-ids is random or ordered, not {other}"
+                        )))
+                    }
+                }
+            }
             _ => return Err(usage()),
         }
     }
