@@ -1,9 +1,10 @@
 //! What the two benchmark binaries share: nearest-rank percentiles (the
 //! rounding of LangGraph's `bench.py`), a process's resident memory and
-//! the CPU time and writes it has used.
+//! the CPU time and writes it has used, and how much of the machine's CPU
+//! time was idle.
 //!
 //! # Layout
-//! - this file: [`pct`], [`rss_mb`], [`Usage`].
+//! - this file: [`pct`], [`rss_mb`], [`Usage`], [`Cores`].
 //! - `main.rs` (`aics-bench`): the engine benchmark, beside LangGraph.
 //! - `bin/aics-load/` (`aics-load`): the HTTP load generator of
 //!   `scripts/bench-http`.
@@ -102,9 +103,98 @@ impl Usage {
     }
 }
 
+/// The whole machine's CPU time so far, from the first line of
+/// `/proc/stat`, in `USER_HZ` ticks summed over its cores: read it before
+/// and after a phase to see how much of the machine sat idle meanwhile.
+/// Cores idle while every turn of a load is in flight mean the turns wait
+/// for something other than the CPU (round 31 of BENCHMARKS.md: the
+/// writer's batch).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cores {
+    /// Every tick counted, idle or not.
+    pub total: u64,
+    /// Idle with nothing to run.
+    pub idle: u64,
+    /// Idle while waiting for the disk.
+    pub iowait: u64,
+    /// Taken by the hypervisor for another guest.
+    pub steal: u64,
+}
+
+impl Cores {
+    /// The machine's CPU time so far; `None` when `/proc/stat` does not say.
+    pub fn now() -> Option<Self> {
+        Self::parse(&std::fs::read_to_string("/proc/stat").ok()?)
+    }
+
+    fn parse(stat: &str) -> Option<Self> {
+        // `cpu  user nice system idle iowait irq softirq steal guest
+        // guest_nice`; guest time is already counted in user and nice.
+        let ticks: Vec<u64> = stat
+            .lines()
+            .next()?
+            .strip_prefix("cpu ")?
+            .split_whitespace()
+            .take(8)
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .ok()?;
+        let [_user, _nice, _system, idle, iowait, _irq, _softirq, steal] = ticks[..] else {
+            return None;
+        };
+        Some(Self {
+            total: ticks.iter().sum(),
+            idle,
+            iowait,
+            steal,
+        })
+    }
+
+    /// The shares of the time between `earlier` and `self`, in percent:
+    /// ` machine_idle_pct=… machine_iowait_pct=… machine_steal_pct=…`, for
+    /// a result line.
+    pub fn shares(&self, earlier: &Self) -> String {
+        let total = self.total.saturating_sub(earlier.total).max(1) as f64;
+        let pct = |now: u64, then: u64| now.saturating_sub(then) as f64 * 100.0 / total;
+        format!(
+            " machine_idle_pct={:.1} machine_iowait_pct={:.1} machine_steal_pct={:.1}",
+            pct(self.idle, earlier.idle),
+            pct(self.iowait, earlier.iowait),
+            pct(self.steal, earlier.steal),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cores_read_proc_stat_and_share_the_time() {
+        let before = "cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 50 0 25 400 5 0 0 20 0 0\n";
+        let after = "cpu  290 5 95 920 30 0 0 60 7 0\ncpu0 1 1 1 1 1 1 1 1 1 1\n";
+        let (before, after) = (Cores::parse(before), Cores::parse(after));
+        assert_eq!(
+            before,
+            Some(Cores {
+                total: 1000,
+                idle: 800,
+                iowait: 10,
+                steal: 40
+            })
+        );
+        let (Some(before), Some(after)) = (before, after) else {
+            unreachable!("both parsed")
+        };
+        // 400 ticks between them: 120 idle, 20 waiting, 20 stolen.
+        assert_eq!(
+            after.shares(&before),
+            " machine_idle_pct=30.0 machine_iowait_pct=5.0 machine_steal_pct=5.0"
+        );
+        assert!(Cores::parse("intr 1 2 3").is_none());
+        assert!(Cores::parse("cpu  1 2 3").is_none());
+        assert!(Cores::now().is_some_and(|c| c.total >= c.idle));
+    }
 
     #[test]
     fn usage_reads_proc_and_divides_per_turn() {

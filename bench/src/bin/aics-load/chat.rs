@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use aics_bench::{pct, Usage};
+use aics_bench::{pct, Cores, Usage};
 use aics_types::StopReason;
 use serde_json::json;
 
@@ -121,10 +121,15 @@ pub(crate) async fn chat(args: Arc<Args>) -> Result<(), LoadError> {
     let usage = || args.server_pid.as_deref().and_then(Usage::of);
     let before = usage();
     let own_before = Usage::of("self");
+    let cores_before = Cores::now();
     let started = Instant::now();
     let until = started + Duration::from_secs_f64(args.seconds);
     let (mut turns, errors) = chat_phase(&client, &args, until).await?;
     let elapsed = started.elapsed().as_secs_f64();
+    let cores = match (cores_before, Cores::now()) {
+        (Some(before), Some(after)) => after.shares(&before),
+        _ => String::new(),
+    };
     let mut latencies: Vec<f64> = turns.iter().map(|t| t.ms).collect();
     latencies.sort_by(f64::total_cmp);
     // What the server spent on each turn of the measured phase, and this
@@ -142,7 +147,7 @@ pub(crate) async fn chat(args: Arc<Args>) -> Result<(), LoadError> {
         _ => String::new(),
     };
     println!(
-        "http=chat concurrency={} session_ids={} turns={} turns_per_s={:.1} p50_ms={:.2} p99_ms={:.2} errors={errors}{}{per_turn}{own} loadavg={}",
+        "http=chat concurrency={} session_ids={} turns={} turns_per_s={:.1} p50_ms={:.2} p99_ms={:.2} errors={errors}{}{per_turn}{own}{cores} loadavg={}",
         args.concurrency,
         if args.ordered_ids { "ordered" } else { "random" },
         latencies.len(),

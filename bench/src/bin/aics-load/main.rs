@@ -15,7 +15,10 @@
 //! of the measured phase: CPU milliseconds, KB and calls written (files and
 //! sockets; `aics_bench::Usage`), which move far less than turns/s on a
 //! shared machine; and the CPU milliseconds this process spent per turn
-//! (`load_cpu_ms_per_turn`), taken from the same cores. `--latencies`
+//! (`load_cpu_ms_per_turn`), taken from the same cores; and how much of
+//! the machine's CPU time sat idle meanwhile (`machine_idle_pct`, with the
+//! time spent waiting for the disk and the time stolen by the hypervisor
+//! beside it: `aics_bench::Cores`). `--latencies`
 //! writes each good turn of the measured phase to FILE, one line each:
 //! when it was sent (seconds since the Unix epoch, to line it up with the
 //! server's log) and its latency in milliseconds. `--session-ids` picks
