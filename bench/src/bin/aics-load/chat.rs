@@ -10,21 +10,45 @@ use serde_json::json;
 
 use crate::{check_up, loadavg, server_rss, Args, LoadError};
 
-/// A new conversation's id: random, or in the order they are made
-/// (`--session-ids`).
-fn session_id(args: &Args) -> String {
-    let id = if args.ordered_ids {
-        uuid::Uuid::now_v7()
-    } else {
-        uuid::Uuid::new_v4()
-    };
-    format!("load-{}", id.simple())
+/// How the chat mode names its conversations (`--session-ids`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum SessionIds {
+    /// Random (UUIDv4), as an API caller's own ids may be: the default.
+    #[default]
+    Random,
+    /// In the order they are made (UUIDv7), as the server makes its own.
+    Ordered,
+}
+
+impl SessionIds {
+    /// The flag's value, and the result line's.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Random => "random",
+            Self::Ordered => "ordered",
+        }
+    }
+
+    pub(crate) fn parse(name: &str) -> Option<Self> {
+        [Self::Random, Self::Ordered]
+            .into_iter()
+            .find(|ids| ids.name() == name)
+    }
+
+    /// A new conversation's id.
+    fn next(self) -> String {
+        let id = match self {
+            Self::Random => uuid::Uuid::new_v4(),
+            Self::Ordered => uuid::Uuid::now_v7(),
+        };
+        format!("load-{}", id.simple())
+    }
 }
 
 /// One `POST /api/chat` on a new conversation; `Ok(true)` when the turn
 /// answered as it should.
 async fn chat_turn(client: &reqwest::Client, args: &Args) -> Result<bool, LoadError> {
-    let sid = session_id(args);
+    let sid = args.session_ids.next();
     let response = client
         .post(format!("{}/api/chat", args.base))
         .bearer_auth(&args.token)
@@ -149,7 +173,7 @@ pub(crate) async fn chat(args: Arc<Args>) -> Result<(), LoadError> {
     println!(
         "http=chat concurrency={} session_ids={} turns={} turns_per_s={:.1} p50_ms={:.2} p99_ms={:.2} errors={errors}{}{per_turn}{own}{cores} loadavg={}",
         args.concurrency,
-        if args.ordered_ids { "ordered" } else { "random" },
+        args.session_ids.name(),
         latencies.len(),
         latencies.len() as f64 / elapsed,
         pct(&latencies, 50.0),

@@ -86,9 +86,8 @@ struct Args {
     server_pid: Option<String>,
     message: String,
     latencies: Option<String>,
-    /// `--session-ids ordered`: the conversations' ids sort in the order
-    /// they are made.
-    ordered_ids: bool,
+    /// `--session-ids`: how the chat mode names its conversations.
+    session_ids: chat::SessionIds,
 }
 
 fn parse_args() -> Result<Args, LoadError> {
@@ -116,7 +115,7 @@ fn parse_args() -> Result<Args, LoadError> {
         server_pid: None,
         message: MESSAGE.into(),
         latencies: None,
-        ordered_ids: false,
+        session_ids: chat::SessionIds::default(),
     };
     while let Some(flag) = it.next() {
         let mut value = || {
@@ -138,15 +137,10 @@ fn parse_args() -> Result<Args, LoadError> {
             "--message" => args.message = value()?,
             "--latencies" => args.latencies = Some(value()?),
             "--session-ids" => {
-                args.ordered_ids = match value()?.as_str() {
-                    "random" => false,
-                    "ordered" => true,
-                    other => {
-                        return Err(LoadError::Usage(format!(
-                            "--session-ids is random or ordered, not {other}"
-                        )))
-                    }
-                }
+                let name = value()?;
+                args.session_ids = chat::SessionIds::parse(&name).ok_or_else(|| {
+                    LoadError::Usage(format!("--session-ids is random or ordered, not {name}"))
+                })?;
             }
             _ => return Err(usage()),
         }
