@@ -53,8 +53,17 @@ const IDLE_EVICTION: Duration = Duration::from_secs(600);
 /// conversations come and go (a client reconnecting to one of them gets
 /// `resync`, and reloads).
 const MAX_IDLE_CHANNELS: usize = 1024;
-/// How often publishing and subscribing look for buffers to drop.
+/// How often publishing and subscribing look for buffers to drop, at
+/// least.
 const SWEEP_EVERY: Duration = Duration::from_millis(250);
+/// They also look after this many conversations were made since the last
+/// look. A look dooms about as many buffers as conversations were made
+/// since the one before, and the calls after it free them: counted this
+/// way, the freeing comes in small, even steps however fast conversations
+/// come. (A look every 250 ms at 2,200 new conversations a second doomed
+/// ~550 at once, and freeing their events in the next few dozen ms slowed
+/// every turn in flight: BENCHMARKS.md, round 32.)
+const SWEEP_AFTER_MADE: usize = 64;
 /// Buffers dropped per publish or subscription, at most: many more than a
 /// turn makes conversations, and few enough that no call takes long.
 const EVICTED_PER_CALL: usize = 4;
@@ -163,6 +172,8 @@ impl Channel {
 struct Channels {
     map: HashMap<String, Channel>,
     swept: Option<Instant>,
+    /// Conversations made since the last sweep.
+    made: usize,
     /// What the last sweep chose to drop (and when each was last
     /// touched), taken out a few at a time: freeing a thousand
     /// conversations' events at once is milliseconds of work.
@@ -175,6 +186,7 @@ impl Channels {
         // A lookup first: the common case allocates no key.
         if !self.map.contains_key(session_id) {
             self.map.insert(session_id.to_owned(), Channel::new());
+            self.made += 1;
         }
         let channel = self
             .map
@@ -184,14 +196,16 @@ impl Channels {
         channel
     }
 
-    /// Sweeps when the last sweep is [`SWEEP_EVERY`] old, and takes out a
+    /// Sweeps when the last sweep is [`SWEEP_EVERY`] old or
+    /// [`SWEEP_AFTER_MADE`] conversations were made since, and takes out a
     /// few of the buffers the last sweep doomed: what it takes out is the
     /// caller's to drop once the lock is released.
     fn sweep_if_due(&mut self) -> Evicted {
         let mut evicted = Evicted::default();
         let now = Instant::now();
-        if self.swept.is_none_or(|at| now - at >= SWEEP_EVERY) {
+        if self.made >= SWEEP_AFTER_MADE || self.swept.is_none_or(|at| now - at >= SWEEP_EVERY) {
             self.swept = Some(now);
+            self.made = 0;
             evicted.rings = self.sweep();
         }
         for _ in 0..EVICTED_PER_CALL {
@@ -690,6 +704,33 @@ mod tests {
             matches!(catch_up, CatchUp::Resync),
             "evicted from the buffer"
         );
+    }
+
+    #[tokio::test]
+    async fn buffers_are_doomed_a_few_at_a_time_however_fast_conversations_come() {
+        // Far more conversations than SWEEP_EVERY's clock would look at:
+        // the count alone makes the sweeps.
+        let hub = hub();
+        let mut most_doomed = 0;
+        for i in 0..(MAX_IDLE_CHANNELS + 20 * SWEEP_AFTER_MADE) {
+            let p = Publisher {
+                session_id: format!("idle-{i}"),
+                ..publisher(&hub, 1)
+            };
+            p.publish(token("x"));
+            let channels = hub.channels();
+            most_doomed = most_doomed.max(channels.doomed.len());
+            let kept = channels.map.len();
+            assert!(
+                kept <= MAX_IDLE_CHANNELS + 2 * SWEEP_AFTER_MADE,
+                "{kept} buffers kept after {i} conversations"
+            );
+        }
+        assert!(
+            most_doomed <= SWEEP_AFTER_MADE + EVICTED_PER_CALL,
+            "{most_doomed} buffers doomed at once"
+        );
+        assert!(most_doomed > 0, "nothing was ever doomed");
     }
 
     #[tokio::test]
