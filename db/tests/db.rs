@@ -340,8 +340,8 @@ async fn sqlite_stores_traces_compressed(pool: sqlx::SqlitePool) {
             .map(|i| ToolCallRecord {
                 id: format!("call_{i}"),
                 name: "order_query".into(),
-                input: serde_json::json!({"order_id": "ORD-2024-001"}),
-                output: output.clone(),
+                input: serde_json::json!({"order_id": "ORD-2024-001"}).into(),
+                output: output.clone().into(),
                 status: aics_types::ToolCallStatus::Ok,
                 timestamp: chrono::Utc::now(),
                 duration_ms: Some(3),

@@ -471,8 +471,8 @@ mod tests {
             tool_calls: vec![ToolCallRecord {
                 id: "call_1".into(),
                 name: "order_query".into(),
-                input: json!({"order_id": "ORD-123"}),
-                output: json!({"status": "delayed"}),
+                input: json!({"order_id": "ORD-123"}).into(),
+                output: json!({"status": "delayed"}).into(),
                 status: ToolCallStatus::Ok,
                 timestamp: at,
                 duration_ms: Some(3),

@@ -28,6 +28,8 @@
 //!   usernames, new passwords and free text (no control characters).
 //! - [`commerce`]: the shop's data the tools read and write: customers,
 //!   orders, logistics events, tickets, knowledge articles.
+//! - [`shared`]: [`SharedValue`], a JSON value many owners hold at once
+//!   (a tool call's arguments and result).
 //! - [`timestamp`]: how a [`Timestamp`] field is read back from JSON.
 //! - [`json`]: how the browser reads JSON ([`json::from_str`]: structs
 //!   from objects only, which keeps each struct's decoder compiled once).
@@ -44,6 +46,7 @@ pub mod json;
 pub mod overview;
 pub mod providers;
 pub mod replays;
+pub mod shared;
 pub mod studio;
 pub mod timestamp;
 pub mod trace;
@@ -58,6 +61,7 @@ pub use handling::*;
 pub use overview::*;
 pub use providers::*;
 pub use replays::*;
+pub use shared::SharedValue;
 pub use studio::*;
 pub use trace::*;
 

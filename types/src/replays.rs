@@ -352,8 +352,8 @@ mod tests {
                 .map(|t| ToolCallRecord {
                     id: format!("call-{t}"),
                     name: (*t).into(),
-                    input: serde_json::Value::Null,
-                    output: serde_json::Value::Null,
+                    input: Default::default(),
+                    output: Default::default(),
                     status: ToolCallStatus::Ok,
                     timestamp: chrono::DateTime::UNIX_EPOCH,
                     duration_ms: Some(1),

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::Timestamp;
+use crate::{SharedValue, Timestamp};
 
 /// How one tool call ended (or that it has not ended yet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -45,11 +45,11 @@ pub struct ToolCallRecord {
     /// The tool's name, e.g. `order_query`.
     pub name: String,
     /// The arguments, as JSON (a string when the model sent unparsable text).
-    pub input: Value,
+    pub input: SharedValue,
     /// The result the model saw: the tool's JSON, or `{"error": "..."}`.
     /// `Null` while the call runs or waits for approval.
     #[serde(default)]
-    pub output: Value,
+    pub output: SharedValue,
     pub status: ToolCallStatus,
     /// When the call started (or was proposed, for a pending one).
     #[serde(deserialize_with = "crate::timestamp::deserialize")]

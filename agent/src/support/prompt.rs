@@ -158,8 +158,8 @@ mod tests {
         ToolCallRecord {
             id: name.into(),
             name: name.into(),
-            input: json!({}),
-            output,
+            input: json!({}).into(),
+            output: output.into(),
             status: ToolCallStatus::Ok,
             timestamp: chrono::Utc::now(),
             duration_ms: Some(1),

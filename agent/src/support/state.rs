@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use aics_graph::Encoded;
 use aics_types::{
-    Intent, LlmCallRecord, StopReason, Timestamp, TokenUsage, ToolCallRecord, ToolCallStatus,
+    Intent, LlmCallRecord, SharedValue, StopReason, Timestamp, TokenUsage, ToolCallRecord,
+    ToolCallStatus,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -35,7 +36,7 @@ pub enum Decision {
 pub struct ToolCallSig {
     pub id: String,
     pub name: String,
-    pub args: Value,
+    pub args: SharedValue,
 }
 
 /// The state of one support turn.

@@ -60,7 +60,7 @@ pub fn build_trace(s: SupportState, path: &[String], status: &RunStatus) -> Chat
     }
     let finished: Vec<_> = s.finished_records().collect();
     let tool_result = match finished.as_slice() {
-        [only] => Some(match &only.output {
+        [only] => Some(match &*only.output {
             Value::String(text) => text.clone(),
             other => other.to_string(),
         }),

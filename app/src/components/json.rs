@@ -2,6 +2,7 @@
 //! input and output are model- or customer-controlled: they are always text,
 //! never markup.
 
+use aics_types::SharedValue;
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -28,7 +29,9 @@ fn copy_to_clipboard(text: &str) {
 /// A block of monospace JSON with a copy button.
 #[component]
 pub fn JsonBlock(
-    value: Value,
+    /// Shared when it is a tool call's arguments or result (no copy).
+    #[prop(into)]
+    value: SharedValue,
     /// What the JSON is, for the copy button's name ("input", "output", ...).
     label: &'static str,
     #[prop(optional)] testid: &'static str,

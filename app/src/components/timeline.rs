@@ -158,8 +158,8 @@ mod tests {
         ToolCallRecord {
             id: "call_1".into(),
             name: "order_query".into(),
-            input: json!({"order_id": "ORD-123"}),
-            output,
+            input: json!({"order_id": "ORD-123"}).into(),
+            output: output.into(),
             status,
             timestamp: chrono::DateTime::default(),
             duration_ms: Some(12),

@@ -56,8 +56,9 @@ fn trace(i: usize, days: u32, now: chrono::DateTime<chrono::Utc>) -> ChatTurnTra
     let mut tool_calls = vec![ToolCallRecord {
         id: format!("call_{i}_a"),
         name: "order_query".into(),
-        input: json!({"order_id": order}),
-        output: json!({"order_id": order, "status": "shipped", "items": ["a mug", "a kettle"]}),
+        input: json!({"order_id": order}).into(),
+        output: json!({"order_id": order, "status": "shipped", "items": ["a mug", "a kettle"]})
+            .into(),
         status: ToolCallStatus::Ok,
         timestamp: started_at,
         duration_ms: Some(3),
@@ -66,8 +67,8 @@ fn trace(i: usize, days: u32, now: chrono::DateTime<chrono::Utc>) -> ChatTurnTra
         tool_calls.push(ToolCallRecord {
             id: format!("call_{i}_b"),
             name: "ticket_create".into(),
-            input: json!({"category": "logistics", "summary": "late parcel"}),
-            output: json!({"ticket_id": format!("T-{i}")}),
+            input: json!({"category": "logistics", "summary": "late parcel"}).into(),
+            output: json!({"ticket_id": format!("T-{i}")}).into(),
             status: if i.is_multiple_of(40) {
                 ToolCallStatus::Error
             } else {

@@ -107,8 +107,8 @@ mod tests {
             tool_calls: vec![ToolCallRecord {
                 id: "call_1".into(),
                 name: "order_query".into(),
-                input: value.clone(),
-                output: value,
+                input: value.clone().into(),
+                output: value.into(),
                 status: ToolCallStatus::Ok,
                 timestamp: at,
                 duration_ms: Some(u64::MAX),

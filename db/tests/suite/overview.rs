@@ -16,8 +16,8 @@ fn tool(id: String, name: &str, status: ToolCallStatus, when: DateTime<Utc>) -> 
     ToolCallRecord {
         id,
         name: name.into(),
-        input: json!({}),
-        output: json!({}),
+        input: json!({}).into(),
+        output: json!({}).into(),
         status,
         timestamp: when,
         duration_ms: Some(1),

@@ -45,7 +45,7 @@ pub(crate) fn close_trace(
             ToolCallStatus::Pending | ToolCallStatus::Running
         ) {
             call.status = status;
-            call.output = serde_json::Value::String(why.to_owned());
+            call.output = serde_json::Value::String(why.to_owned()).into();
         }
     }
 }

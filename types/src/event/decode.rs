@@ -382,8 +382,8 @@ mod tests {
         ToolCallRecord {
             id: "call_1".into(),
             name: "order_query".into(),
-            input: json!({"order_id": "ORD-123"}),
-            output: json!({"status": "shipped"}),
+            input: json!({"order_id": "ORD-123"}).into(),
+            output: json!({"status": "shipped"}).into(),
             status: ToolCallStatus::Ok,
             timestamp: crate::Timestamp::default(),
             duration_ms: Some(4),

@@ -111,8 +111,8 @@ fn reads_the_wire_types_as_serde_json_does() {
     let record = ToolCallRecord {
         id: "call_1".into(),
         name: "order_query".into(),
-        input: json!({"order_id": "ORD-1", "nested": [1, {"a": null}]}),
-        output: json!([true, 2.5, "x"]),
+        input: json!({"order_id": "ORD-1", "nested": [1, {"a": null}]}).into(),
+        output: json!([true, 2.5, "x"]).into(),
         status: crate::ToolCallStatus::Ok,
         timestamp: crate::Timestamp::default(),
         duration_ms: Some(4),

@@ -343,7 +343,7 @@ mod tests {
         let sig = |name: &str, id: &str, order: &str| ToolCallSig {
             id: id.into(),
             name: name.into(),
-            args: json!({"order_id": order}),
+            args: json!({"order_id": order}).into(),
         };
         let result = |id: &str, content: &str| Message::Tool {
             tool_call_id: id.into(),

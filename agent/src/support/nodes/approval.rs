@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use aics_graph::{Interrupt, Next, Node, NodeContext, NodeError};
-use aics_types::ToolCallStatus;
+use aics_types::{SharedValue, ToolCallStatus};
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::record;
 use crate::policy::Verdict;
@@ -52,8 +52,8 @@ impl Node<SupportState> for Approval {
             };
             s.upsert_record(record(
                 call,
-                call.arguments.clone(),
-                Value::Null,
+                call.arguments.clone().into(),
+                SharedValue::default(),
                 ToolCallStatus::Pending,
             ));
             interrupts.push(Interrupt::new(

@@ -22,8 +22,7 @@ pub use memory_trigger::MemoryTrigger;
 pub use route::Route;
 pub use tools::Tools;
 
-use aics_types::{ToolCallRecord, ToolCallStatus};
-use serde_json::Value;
+use aics_types::{SharedValue, ToolCallRecord, ToolCallStatus};
 
 use crate::model::ToolCall;
 
@@ -38,8 +37,8 @@ pub const FINALIZE: &str = "finalize";
 /// A timeline entry for a call, stamped now.
 pub(crate) fn record(
     call: &ToolCall,
-    input: Value,
-    output: Value,
+    input: SharedValue,
+    output: SharedValue,
     status: ToolCallStatus,
 ) -> ToolCallRecord {
     ToolCallRecord {

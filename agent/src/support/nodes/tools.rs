@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use aics_graph::{Next, Node, NodeContext, NodeError};
-use aics_types::{ToolCallRecord, ToolCallStatus};
+use aics_types::{SharedValue, ToolCallRecord, ToolCallStatus};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
@@ -28,19 +28,21 @@ pub struct Tools(pub(crate) Arc<Shared>);
 
 /// How one call of a step is to be handled.
 enum CallPlan {
-    Run(Value),
+    /// Run with these arguments: shared by the call's record, its events
+    /// and the calls' history, as the result will be.
+    Run(SharedValue),
     /// Rejected by a supervisor, with the reason.
     Deny(String),
     /// Refused by the policy: what the model is told, the arguments judged.
-    Refuse(String, Value),
+    Refuse(String, SharedValue),
 }
 
 impl CallPlan {
     /// The arguments the timeline shows: what ran, or what was proposed.
-    fn input(&self, call: &ToolCall) -> Value {
+    fn input(&self, call: &ToolCall) -> SharedValue {
         match self {
             CallPlan::Run(args) | CallPlan::Refuse(_, args) => args.clone(),
-            CallPlan::Deny(_) => call.arguments.clone(),
+            CallPlan::Deny(_) => call.arguments.clone().into(),
         }
     }
 }
@@ -66,15 +68,15 @@ fn plan_of(shared: &Shared, s: &SupportState, call: &ToolCall) -> CallPlan {
         None => (call.arguments.clone(), false),
     };
     match judge(&args) {
-        Verdict::Refuse(hold) => CallPlan::Refuse(refused_text(&hold), args),
+        Verdict::Refuse(hold) => CallPlan::Refuse(refused_text(&hold), args.into()),
         Verdict::Approve(hold) if !approved => CallPlan::Refuse(
             refused_text(&Hold {
                 reason: format!("it needs a supervisor's approval ({})", hold.reason),
                 ..hold
             }),
-            args,
+            args.into(),
         ),
-        _ => CallPlan::Run(args),
+        _ => CallPlan::Run(args.into()),
     }
 }
 
@@ -123,9 +125,9 @@ impl Tools {
         let (output, status) = match plan {
             CallPlan::Deny(reason) => (Value::String(denied_text(reason)), ToolCallStatus::Denied),
             CallPlan::Refuse(text, _) => (Value::String(text.clone()), ToolCallStatus::Denied),
-            CallPlan::Run(args) => self.execute(s, call, args.clone()).await,
+            CallPlan::Run(args) => self.execute(s, call, Value::clone(args)).await,
         };
-        let mut rec = record(call, plan.input(call), output, status);
+        let mut rec = record(call, plan.input(call), output.into(), status);
         if let Some(existing) = s.tool_records.iter().find(|r| r.id == call.id) {
             rec.timestamp = existing.timestamp;
         }
@@ -145,7 +147,12 @@ impl Node<SupportState> for Tools {
         let calls = s.pending_calls().to_vec();
         let plans: Vec<CallPlan> = calls.iter().map(|c| plan_of(&self.0, s, c)).collect();
         for (call, plan) in calls.iter().zip(&plans) {
-            let running = record(call, plan.input(call), Value::Null, ToolCallStatus::Running);
+            let running = record(
+                call,
+                plan.input(call),
+                SharedValue::default(),
+                ToolCallStatus::Running,
+            );
             ctx.progress(Progress::ToolStarted(running.clone()));
             s.upsert_record(running);
         }
@@ -184,7 +191,7 @@ impl Node<SupportState> for Tools {
                 });
                 if let Some(Message::Assistant { tool_calls, .. }) = asked.map(|m| &mut **m) {
                     if let Some(c) = tool_calls.iter_mut().find(|c| c.id == call.id) {
-                        c.arguments = input.clone();
+                        c.arguments = Value::clone(&input);
                     }
                 }
             }

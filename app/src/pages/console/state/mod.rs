@@ -15,10 +15,9 @@
 
 use aics_types::{
     validate_message, AgentEvent, ChatMessage, ChatTurnTraceResult, ConversationDetail,
-    HandlingState, MessageAccepted, MessageHtml, MessageRole, PendingToolCall, StopReason,
-    Timestamp, ToolCallRecord, ToolCallStatus,
+    HandlingState, MessageAccepted, MessageHtml, MessageRole, PendingToolCall, SharedValue,
+    StopReason, Timestamp, ToolCallRecord, ToolCallStatus,
 };
-use serde_json::Value;
 
 mod view;
 pub use view::{TimelineMode, TimelineView};
@@ -344,8 +343,8 @@ impl ConversationState {
                     None => live.calls.push(ToolCallRecord {
                         id: id.clone(),
                         name: tool.clone(),
-                        input: args.clone(),
-                        output: Value::Null,
+                        input: args.clone().into(),
+                        output: SharedValue::default(),
                         status: ToolCallStatus::Pending,
                         timestamp: now,
                         duration_ms: None,

@@ -55,12 +55,13 @@ fn record(id: &str, name: &str, status: ToolCallStatus) -> ToolCallRecord {
     ToolCallRecord {
         id: id.into(),
         name: name.into(),
-        input: json!({"order_id": "ORD-123"}),
+        input: json!({"order_id": "ORD-123"}).into(),
         output: if status == ToolCallStatus::Ok {
             json!({"status": "shipped"})
         } else {
-            Value::Null
-        },
+            serde_json::Value::Null
+        }
+        .into(),
         status,
         timestamp: at(1),
         duration_ms: (status == ToolCallStatus::Ok).then_some(12),
