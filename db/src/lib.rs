@@ -53,7 +53,8 @@
 //!   used in the caller's thread for a turn's own statements (its start,
 //!   its checkpoints, its end) and the reads every turn makes; its
 //!   `writer` combines the writes queued at one moment into one
-//!   transaction, each in a savepoint of its own.
+//!   transaction (each in a savepoint of its own when one of them fails
+//!   or rolls back).
 //! - `packed`: how SQLite stores the two large JSON columns a turn writes
 //!   (checkpoint states, turn traces): LZ4-compressed when that is smaller,
 //!   a checkpoint's state on its parent's when the writer has it; and the

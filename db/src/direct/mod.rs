@@ -170,10 +170,11 @@ impl Direct {
     }
 
     /// Runs `f` in a write transaction (`BEGIN IMMEDIATE` … `COMMIT`),
-    /// alone or beside other callers' writes, each in a savepoint of its
-    /// own ([`writer`]): all of it or none. Answers once what it wrote
-    /// committed. `f` may run more than once (when the write lock was
-    /// taken before it began, or a shared transaction failed as a whole);
+    /// alone or beside other callers' writes ([`writer`]): all of it or
+    /// none. Answers once what it wrote committed. `f` may run more than
+    /// once (when the write lock was taken before it began, when another
+    /// write of its transaction failed or rolled back, or when a shared
+    /// transaction failed as a whole);
     /// an error from `f` rolls back what it wrote and is returned.
     pub(crate) async fn write<T: Send + 'static>(
         &self,
@@ -295,8 +296,9 @@ fn connect(filename: &Path, access: Access) -> Result<Connection, DbError> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.pragma_update(None, "wal_autocheckpoint", crate::wal::AUTOCHECKPOINT_PAGES)?;
-    // A shared transaction's savepoints ([`writer`]) keep the pages they
-    // would restore in memory, not in a temporary file.
+    // A shared transaction's savepoints, when it needs them ([`writer`]),
+    // and SQLite's statement journals keep the pages they would restore
+    // in memory, not in a temporary file.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     // Never wait for the lock here (module docs): fail at once.
     conn.busy_timeout(Duration::ZERO)?;

@@ -16,11 +16,15 @@
 //!   every job queued meanwhile (up to [`JOBS_PER_BATCH`]) into the next
 //!   transaction, and so on until the queue is empty.
 //!
-//! In a shared transaction each job runs inside a savepoint of its own: a
-//! job that fails or decides to roll back ([`Keep::RollBack`]) undoes its
-//! own statements and nothing else, and the next job sees what the earlier
-//! ones wrote, as if they had committed one after the other. Every caller
-//! is answered only once the transaction committed, so a write is as
+//! A shared transaction first runs its jobs one after the other, each
+//! seeing what the earlier ones wrote, as if they had committed one after
+//! the other. When all of them keep their writes (as nearly every batch
+//! does) it commits. When one does not, the transaction is rolled back and
+//! run again with each job inside a savepoint of its own: a job that fails
+//! or decides to roll back ([`Keep::RollBack`]) then undoes its own
+//! statements and nothing else. (A savepoint for every job every time
+//! copied each page a job first changed; BENCHMARKS.md, round 33.) Every
+//! caller is answered only once the transaction committed, so a write is as
 //! durable when its caller hears back as if it had been written alone. A
 //! transaction that fails as a whole (its commit, or an error after which
 //! SQLite rolled it back) is not the callers' answer: each of its jobs is
@@ -329,9 +333,25 @@ fn alone(conn: &mut Connection, mut job: Job) -> Option<Job> {
     None
 }
 
-/// Several jobs in one transaction, each in a savepoint; the jobs back
-/// when the write lock was taken.
+/// Several jobs in one transaction: first all of them plainly, and only
+/// when one of them does not keep its writes, again each in a savepoint;
+/// the jobs back when the write lock was taken.
 fn shared(conn: &mut Connection, batch: Vec<Job>) -> Vec<Job> {
+    let batch = match Tx::begin(conn, Begin::Immediate) {
+        Ok(tx) => match plainly(tx, batch) {
+            Ok(()) => return Vec::new(),
+            Err(batch) => batch,
+        },
+        Err(e) if is_busy(&e) => {
+            return batch
+                .into_iter()
+                .filter_map(|job| job.busy(clone_busy(&e)))
+                .collect();
+        }
+        // The transaction below fails the same way, and runs each job
+        // alone.
+        Err(_) => batch,
+    };
     let (mut back, again) = match Tx::begin(conn, Begin::Immediate) {
         Ok(tx) => together(tx, batch),
         Err(e) if is_busy(&e) => {
@@ -347,9 +367,36 @@ fn shared(conn: &mut Connection, batch: Vec<Job>) -> Vec<Job> {
     back
 }
 
-/// Runs `batch` in `tx` and commits it, answering each job; returns the
-/// jobs to try again later (busy) and those to run again alone now (the
-/// transaction failed as a whole).
+/// Runs every job of `batch` in `tx`, none in a savepoint, and commits,
+/// answering each, when all of them keep what they wrote: the common
+/// case, and the cheap one. A savepoint copies each page its job is the
+/// first to change (to put it back on a rollback), and the jobs of a batch
+/// change the same few pages, the tables' and indexes' last ones: each
+/// page copied once a job (BENCHMARKS.md, round 33). When one job does not
+/// keep its writes (it rolls back, fails, panics or finds a lock taken),
+/// or the commit fails, nothing of the transaction stands, and the batch
+/// is given back unanswered to run again in savepoints ([`together`]).
+fn plainly(tx: Tx<'_>, mut batch: Vec<Job>) -> Result<(), Vec<Job>> {
+    let mut values = Vec::with_capacity(batch.len());
+    for job in &mut batch {
+        match job.run(&tx) {
+            Outcome::Commit(value) if !tx.is_autocommit() => values.push(value),
+            // Dropping the transaction rolls it back.
+            _ => return Err(batch),
+        }
+    }
+    if tx.commit().is_err() {
+        return Err(batch);
+    }
+    for (job, value) in batch.into_iter().zip(values) {
+        job.answer(Answer::Done(Ok(value)));
+    }
+    Ok(())
+}
+
+/// Runs `batch` in `tx`, each job in a savepoint, and commits it,
+/// answering each job; returns the jobs to try again later (busy) and
+/// those to run again alone now (the transaction failed as a whole).
 fn together(tx: Tx<'_>, batch: Vec<Job>) -> (Vec<Job>, Vec<Job>) {
     let mut ran: Vec<(Job, Outcome)> = Vec::with_capacity(batch.len());
     let mut back = Vec::new();
@@ -524,6 +571,57 @@ mod tests {
             added < 8,
             "{added} frames: the writes did not share a commit"
         );
+        direct.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A batch whose jobs all keep their writes runs each of them once, with
+    /// no savepoint. One in which a job rolls back (here the last) runs
+    /// again, each job in a savepoint: every job runs twice, the kept rows
+    /// are written once and the rolled-back one not at all.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_runs_again_in_savepoints_only_when_a_job_rolls_back() {
+        let (dir, direct) = direct().await;
+        let direct = Arc::new(direct);
+        for (base, roll_back) in [(0, false), (100, true)] {
+            let runs: Arc<Vec<AtomicUsize>> =
+                Arc::new((0..8).map(|_| AtomicUsize::new(0)).collect());
+            let held = direct.writer.conn.clone().lock_owned().await;
+            let mut callers = Vec::new();
+            for n in 0..8_i64 {
+                let (writer, runs) = (direct.clone(), runs.clone());
+                callers.push(tokio::spawn(async move {
+                    writer
+                        .transact(move |tx| {
+                            runs[n as usize].fetch_add(1, Ordering::SeqCst);
+                            tx.execute("INSERT INTO t VALUES (?1)", [base + n])?;
+                            Ok(if roll_back && n == 7 {
+                                Keep::RollBack(n)
+                            } else {
+                                Keep::Commit(n)
+                            })
+                        })
+                        .await
+                }));
+                // Queued in order, the last one last.
+                for _ in 0..2_500 {
+                    if direct.writer.queue().jobs.len() == n as usize + 1 {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+                assert_eq!(direct.writer.queue().jobs.len(), n as usize + 1);
+            }
+            drop(held);
+            for (n, caller) in callers.into_iter().enumerate() {
+                let answer = caller.await.expect("a caller").expect("answered");
+                assert_eq!(answer, n as i64, "each caller hears its own outcome");
+            }
+            let runs: Vec<usize> = runs.iter().map(|r| r.load(Ordering::SeqCst)).collect();
+            assert_eq!(runs, [if roll_back { 2 } else { 1 }; 8]);
+        }
+        let expected: Vec<i64> = (0..8).chain(100..107).collect();
+        assert_eq!(rows(&direct).await, expected);
         direct.close().await;
         let _ = std::fs::remove_dir_all(&dir);
     }
