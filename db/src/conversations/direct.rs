@@ -7,7 +7,7 @@ use aics_types::{ChatMessage, ConversationDetail, ConversationSummary, MessageRo
 use rusqlite::types::Value;
 
 use super::{
-    role_name, MessageRow, SummaryRow, TurnColumns, CONVERSATION, INSERT_MESSAGE, MESSAGES,
+    role_name, MessageRow, SummaryRow, TurnColumns, CONVERSATION, INSERT_MESSAGE_ROW, MESSAGES,
     RECENT_MESSAGES, SAVE_TURN, TOUCH_CONVERSATION, TURNS,
 };
 use crate::direct::{all, first, json, prepare, read_ts, ts};
@@ -68,7 +68,7 @@ impl SummaryRow {
 }
 
 impl MessageRow {
-    /// A row of [`INSERT_MESSAGE`], [`MESSAGES`] or [`RECENT_MESSAGES`]
+    /// A row of [`MESSAGES`] or [`RECENT_MESSAGES`]
     /// read on SQLite's direct connection.
     fn direct(row: &rusqlite::Row<'_>) -> Result<Self, DbError> {
         Ok(Self {
@@ -124,7 +124,9 @@ pub(crate) fn recent_messages_direct(
 }
 
 /// Inserts a message at `at` on SQLite's direct connection, without
-/// touching the conversation (as `insert_message!`).
+/// touching the conversation (as `insert_message!`). The row is what was
+/// bound and its rowid: [`INSERT_MESSAGE_ROW`] says why it is not read
+/// back.
 pub(crate) fn insert_message_direct(
     tx: &crate::direct::Tx<'_>,
     session_id: &str,
@@ -141,10 +143,15 @@ pub(crate) fn insert_message_direct(
         ts(at),
         None::<&str>,
     ];
-    first(tx, INSERT_MESSAGE, params, |row| {
-        ChatMessage::try_from(MessageRow::direct(row)?)
-    })?
-    .ok_or_else(|| DbError::Corrupt("an insert returned no row".into()))
+    prepare(tx, INSERT_MESSAGE_ROW)?.execute(params)?;
+    Ok(ChatMessage {
+        id: tx.last_insert_rowid(),
+        role,
+        content: content.to_owned(),
+        graph_execution_id: graph_execution_id.map(str::to_owned),
+        created_at: at,
+        author: None,
+    })
 }
 
 /// Appends a message and touches its conversation on SQLite's direct

@@ -23,7 +23,7 @@ mod trace_column;
 
 pub(crate) use direct::{append_message_direct, insert_message_direct, recent_messages_direct};
 pub(crate) use statements::{
-    TurnColumns, INSERT_MESSAGE, RECENT_MESSAGES, SAVE_TURN, TOUCH_CONVERSATION,
+    TurnColumns, INSERT_MESSAGE, INSERT_MESSAGE_ROW, RECENT_MESSAGES, SAVE_TURN, TOUCH_CONVERSATION,
 };
 pub(crate) use trace_column::TraceColumn;
 

@@ -142,10 +142,24 @@ pub(crate) const RECENT_MESSAGES: &str =
      WHERE session_id = $1 ORDER BY id DESC LIMIT $2";
 pub(crate) const TOUCH_CONVERSATION: &str =
     "UPDATE conversations SET updated_at = $2 WHERE session_id = $1";
-pub(crate) const INSERT_MESSAGE: &str =
-    "INSERT INTO messages (session_id, role, content, graph_execution_id, created_at, author) \
-     VALUES ($1, $2, $3, $4, $5, $6) \
-     RETURNING id, role, content, graph_execution_id, created_at, author";
+/// The text of [`INSERT_MESSAGE`] and [`INSERT_MESSAGE_ROW`].
+macro_rules! insert_message_text {
+    () => {
+        "INSERT INTO messages (session_id, role, content, graph_execution_id, created_at, author) \
+         VALUES ($1, $2, $3, $4, $5, $6)"
+    };
+}
+pub(crate) const INSERT_MESSAGE: &str = concat!(
+    insert_message_text!(),
+    " RETURNING id, role, content, graph_execution_id, created_at, author"
+);
+/// [`INSERT_MESSAGE`] without its `RETURNING`, for SQLite's direct
+/// connection, which reads the new row's id as the connection's last
+/// rowid and knows the rest (it bound it). SQLite runs a `RETURNING` as a
+/// trigger, which makes the statement keep a journal of every page it
+/// changes, and gathers the rows in a temporary table, made and freed
+/// each time (BENCHMARKS.md, round 33).
+pub(crate) const INSERT_MESSAGE_ROW: &str = insert_message_text!();
 pub(crate) const SAVE_TURN: &str =
     "INSERT INTO turns (graph_execution_id, session_id, intent, stop_reason, pending_approval, \
      duration_ms, llm_calls, steps_taken, trace, started_at, updated_at, \

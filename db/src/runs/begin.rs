@@ -69,17 +69,32 @@ pub enum WhenHeld {
     Refuse,
 }
 
+/// The text of [`UPSERT_CONVERSATION`] and [`TOUCH_OR_MAKE_CONVERSATION`].
+macro_rules! upsert_conversation {
+    () => {
+        "INSERT INTO conversations \
+         (session_id, title, handling, event_epoch, created_at, updated_at) \
+         VALUES ($1, $2, 'ai', 1, $3, $3) ON CONFLICT (session_id) DO UPDATE \
+         SET title = CASE WHEN conversations.title = '' THEN excluded.title \
+                     ELSE conversations.title END, \
+             event_epoch = conversations.event_epoch + 1, \
+             updated_at = excluded.updated_at"
+    };
+}
 /// One statement makes or touches the conversation, takes its next event
 /// epoch and says who handles it: the run, the message and the epoch all
 /// roll back together if any step after it refuses.
-const UPSERT_CONVERSATION: &str = "INSERT INTO conversations \
-     (session_id, title, handling, event_epoch, created_at, updated_at) \
-     VALUES ($1, $2, 'ai', 1, $3, $3) ON CONFLICT (session_id) DO UPDATE \
-     SET title = CASE WHEN conversations.title = '' THEN excluded.title \
-                 ELSE conversations.title END, \
-         event_epoch = conversations.event_epoch + 1, \
-         updated_at = excluded.updated_at \
-     RETURNING handling, assignee, event_epoch, customer_id";
+const UPSERT_CONVERSATION: &str = concat!(
+    upsert_conversation!(),
+    " RETURNING handling, assignee, event_epoch, customer_id"
+);
+/// [`UPSERT_CONVERSATION`] on SQLite's direct connection: without its
+/// `RETURNING` (as `INSERT_MESSAGE_ROW`, db/src/conversations/statements.rs,
+/// says why), the row read by [`TOUCHED`] next, in the same transaction.
+const TOUCH_OR_MAKE_CONVERSATION: &str = upsert_conversation!();
+/// What [`UPSERT_CONVERSATION`] returns.
+const TOUCHED: &str =
+    "SELECT handling, assignee, event_epoch, customer_id FROM conversations WHERE session_id = $1";
 /// The run, unless another holds the conversation (a partial unique index).
 const INSERT_RUN: &str = "INSERT INTO runs (graph_execution_id, session_id, state, lease_owner, \
      lease_expires_at, attempts, created_at, updated_at) \
@@ -189,20 +204,22 @@ impl Database {
 
 /// [`Database::begin_turn`] on SQLite's direct connection.
 fn begin_direct(tx: &crate::direct::Tx<'_>, t: &NewTurn) -> Result<Keep<Begin>, DbError> {
-    let touched = prepare(tx, UPSERT_CONVERSATION)?
-        .query_row(
-            rusqlite::params![&t.session_id, &t.title, ts(t.at)],
-            |row| {
-                Ok(Touched {
-                    handling: row.get(0)?,
-                    assignee: row.get(1)?,
-                    event_epoch: u64::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
-                    customer_id: row.get(3)?,
-                })
-            },
-        )
+    prepare(tx, TOUCH_OR_MAKE_CONVERSATION)?.execute(rusqlite::params![
+        &t.session_id,
+        &t.title,
+        ts(t.at)
+    ])?;
+    let touched = prepare(tx, TOUCHED)?
+        .query_row([&t.session_id], |row| {
+            Ok(Touched {
+                handling: row.get(0)?,
+                assignee: row.get(1)?,
+                event_epoch: u64::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
+                customer_id: row.get(3)?,
+            })
+        })
         .optional()?
-        .ok_or_else(|| DbError::Corrupt("the conversation upsert returned no row".into()))?;
+        .ok_or_else(|| DbError::Corrupt("the conversation upsert left no row".into()))?;
     let held = touched.held();
     if held && t.when_held == WhenHeld::Refuse {
         return Ok(Keep::RollBack(Begin::Held {

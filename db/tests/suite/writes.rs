@@ -250,6 +250,9 @@ pub async fn a_turn_begins_all_at_once_or_not_at_all(db: Database) {
     let messages = db.list_messages("s-begin").await.expect("messages");
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].role, MessageRole::Customer);
+    // What the turn was told it stored is what is stored (SQLite's direct
+    // connection answers it from what it bound and the row's id).
+    assert_eq!(first.stored, messages[0]);
 
     // The conversation is held: nothing of a second turn is written.
     let busy = db
@@ -280,18 +283,21 @@ pub async fn a_turn_begins_all_at_once_or_not_at_all(db: Database) {
         reply: "hi!".into(),
         ..Default::default()
     };
-    db.end_run(
-        "me",
-        &trace,
-        aics_db::runs::Ending {
-            state: aics_types::RunState::Finished,
-            message: Some((MessageRole::Assistant, "hi!")),
-            note: None,
-            json_back: false,
-        },
-    )
-    .await
-    .expect("end");
+    let ended = db
+        .end_run(
+            "me",
+            &trace,
+            aics_db::runs::Ending {
+                state: aics_types::RunState::Finished,
+                message: Some((MessageRole::Assistant, "hi!")),
+                note: None,
+                json_back: false,
+            },
+        )
+        .await
+        .expect("end");
+    let messages = db.list_messages("s-begin").await.expect("messages");
+    assert_eq!(ended.message.as_ref(), messages.last());
     let second = db
         .begin_turn(
             "g-c",
