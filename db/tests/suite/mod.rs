@@ -234,6 +234,27 @@ pub async fn conversations_and_messages(db: Database) {
     );
 }
 
+/// Ends the run of `trace` as finished, with `reply` as the assistant's
+/// message.
+pub async fn finish_with_reply(
+    db: &Database,
+    trace: &ChatTurnTraceResult,
+    reply: &str,
+) -> aics_db::runs::RunEnded {
+    db.end_run(
+        "me",
+        trace,
+        aics_db::runs::Ending {
+            state: aics_types::RunState::Finished,
+            message: Some((MessageRole::Assistant, reply)),
+            note: None,
+            json_back: false,
+        },
+    )
+    .await
+    .expect("end")
+}
+
 fn trace(id: &str, session: &str, pending: bool) -> ChatTurnTraceResult {
     let at = chrono::Utc::now();
     ChatTurnTraceResult {

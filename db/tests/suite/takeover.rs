@@ -101,18 +101,7 @@ pub async fn takeover_holds_the_conversation_from_the_ai(db: Database) {
         session_id: "s-t".into(),
         ..Default::default()
     };
-    db.end_run(
-        "me",
-        &trace,
-        aics_db::runs::Ending {
-            state: aics_types::RunState::Finished,
-            message: Some((MessageRole::Assistant, "hi!")),
-            note: None,
-            json_back: false,
-        },
-    )
-    .await
-    .expect("end");
+    super::finish_with_reply(&db, &trace, "hi!").await;
     let closed = db
         .change_handling("s-t", HandlingAction::Resolve, "alice")
         .await

@@ -283,19 +283,7 @@ pub async fn a_turn_begins_all_at_once_or_not_at_all(db: Database) {
         reply: "hi!".into(),
         ..Default::default()
     };
-    let ended = db
-        .end_run(
-            "me",
-            &trace,
-            aics_db::runs::Ending {
-                state: aics_types::RunState::Finished,
-                message: Some((MessageRole::Assistant, "hi!")),
-                note: None,
-                json_back: false,
-            },
-        )
-        .await
-        .expect("end");
+    let ended = super::finish_with_reply(&db, &trace, "hi!").await;
     let messages = db.list_messages("s-begin").await.expect("messages");
     assert_eq!(ended.message.as_ref(), messages.last());
     let second = db
