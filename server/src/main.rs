@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use aics::config::Settings;
-use aics::state::AppState;
+use aics::state::{AppState, Shared};
 use aics::telemetry;
 use aics_db::Database;
 use aics_service::Console;
@@ -84,12 +84,12 @@ async fn main() -> anyhow::Result<()> {
     }
     .context("starting the console")?;
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let state = AppState {
+    let state = AppState::new(Shared {
         leptos_options,
         console: console.clone(),
         metrics,
         shutdown: shutdown_rx,
-    };
+    });
     let router = aics::app(state, web);
 
     let listener = tokio::net::TcpListener::bind(addr)

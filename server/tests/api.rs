@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use aics::state::AppState;
+use aics::state::{AppState, Shared};
 use aics_db::Database;
 use aics_service::{Console, ConsoleConfig};
 use axum::body::Body;
@@ -54,12 +54,12 @@ async fn test_app(db: Database) -> TestApp {
     .await
     .unwrap();
     let (tx, rx) = watch::channel(false);
-    let state = AppState {
+    let state = AppState::new(Shared {
         leptos_options: LeptosOptions::builder().output_name("aics").build(),
         console: console.clone(),
         metrics,
         shutdown: rx,
-    };
+    });
     TestApp {
         router: aics::app(state, web_for_tests()),
         console,

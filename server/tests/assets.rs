@@ -8,7 +8,7 @@
 use std::io::Read;
 use std::net::SocketAddr;
 
-use aics::state::AppState;
+use aics::state::{AppState, Shared};
 use aics::web::WebConfig;
 use aics_db::Database;
 use aics_service::{Console, ConsoleConfig};
@@ -88,12 +88,12 @@ async fn app(pool: SqlitePool, hashed: bool) -> App {
         .build();
     options.hash_files = hashed;
     let (tx, rx) = watch::channel(false);
-    let state = AppState {
+    let state = AppState::new(Shared {
         leptos_options: options,
         console,
         metrics: aics::telemetry::metrics_handle(),
         shutdown: rx,
-    };
+    });
     App {
         router: aics::app(state, WebConfig::default()),
         _shutdown: tx,

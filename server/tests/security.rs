@@ -11,7 +11,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use aics::state::AppState;
+use aics::state::{AppState, Shared};
 use aics::web::{HostRule, MetricsAccess, WebConfig};
 use aics_db::Database;
 use aics_service::{Console, ConsoleConfig, ThrottlePolicy};
@@ -52,12 +52,12 @@ async fn app_with(pool: SqlitePool, config: ConsoleConfig, web: WebConfig) -> Ap
     .await
     .unwrap();
     let (tx, rx) = watch::channel(false);
-    let state = AppState {
+    let state = AppState::new(Shared {
         leptos_options: LeptosOptions::builder().output_name("aics").build(),
         console,
         metrics: aics::telemetry::metrics_handle(),
         shutdown: rx,
-    };
+    });
     App {
         router: aics::app(state, web),
         _shutdown: tx,

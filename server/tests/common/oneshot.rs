@@ -2,7 +2,7 @@
 //! (`oneshot`) with a signed-in cookie: what the route tests of forks and
 //! replay sets share.
 
-use aics::state::AppState;
+use aics::state::{AppState, Shared};
 use aics_db::Database;
 use aics_service::{Console, ConsoleConfig};
 use axum::body::Body;
@@ -24,12 +24,12 @@ pub async fn router(pool: SqlitePool) -> (Router, Console) {
         .unwrap();
     let console = Console::new(db, ConsoleConfig::for_tests()).await.unwrap();
     let (_tx, rx) = tokio::sync::watch::channel(false);
-    let state = AppState {
+    let state = AppState::new(Shared {
         leptos_options: LeptosOptions::builder().output_name("aics").build(),
         console: console.clone(),
         metrics: aics::telemetry::metrics_handle(),
         shutdown: rx,
-    };
+    });
     let web = aics::web::WebConfig {
         hosts: aics::web::HostRule::List(vec![HOST.into()]),
         ..aics::web::WebConfig::default()
