@@ -6,8 +6,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use aics_bench::{pct, Cores, Usage};
 use aics_types::StopReason;
-use serde_json::json;
 
+use crate::conn::Conn;
 use crate::{check_up, loadavg, server_rss, Args, LoadError};
 
 /// How the chat mode names its conversations (`--session-ids`).
@@ -45,20 +45,24 @@ impl SessionIds {
     }
 }
 
+/// The body of a chat turn.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ChatRequest<'a> {
+    session_id: &'a str,
+    message: &'a str,
+}
+
 /// One `POST /api/chat` on a new conversation; `Ok(true)` when the turn
 /// answered as it should.
-async fn chat_turn(client: &reqwest::Client, args: &Args) -> Result<bool, LoadError> {
+async fn chat_turn(conn: &mut Conn, args: &Args) -> Result<bool, LoadError> {
     let sid = args.session_ids.next();
-    let response = client
-        .post(format!("{}/api/chat", args.base))
-        .bearer_auth(&args.token)
-        .json(&json!({"sessionId": sid, "message": args.message}))
-        .send()
-        .await?;
-    if !response.status().is_success() {
-        return Ok(false);
-    }
-    Ok(answered(&response.bytes().await?))
+    let body = serde_json::to_vec(&ChatRequest {
+        session_id: &sid,
+        message: &args.message,
+    })?;
+    let (status, answer) = conn.post_json("/api/chat", body).await?;
+    Ok(status.is_success() && answered(&answer))
 }
 
 /// Whether a chat turn's trace (`body`) answered as it should: stop reason
@@ -85,20 +89,17 @@ struct Sent {
 
 /// Workers sending turns back to back until `until`; the good turns, in
 /// no order, and the count of bad ones.
-async fn chat_phase(
-    client: &reqwest::Client,
-    args: &Arc<Args>,
-    until: Instant,
-) -> Result<(Vec<Sent>, usize), LoadError> {
+async fn chat_phase(args: &Arc<Args>, until: Instant) -> Result<(Vec<Sent>, usize), LoadError> {
     let mut workers = Vec::with_capacity(args.concurrency);
     for _ in 0..args.concurrency {
-        let (client, args) = (client.clone(), args.clone());
+        let args = args.clone();
+        let mut conn = Conn::new(&args.base, &args.token)?;
         workers.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let mut errors = 0usize;
             while Instant::now() < until {
                 let (at, started) = (SystemTime::now(), Instant::now());
-                match chat_turn(&client, &args).await {
+                match chat_turn(&mut conn, &args).await {
                     Ok(true) => latencies.push(Sent {
                         at,
                         ms: started.elapsed().as_secs_f64() * 1000.0,
@@ -136,19 +137,16 @@ fn write_latencies(path: &str, turns: &mut [Sent]) -> Result<(), LoadError> {
 }
 
 pub(crate) async fn chat(args: Arc<Args>) -> Result<(), LoadError> {
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(args.concurrency)
-        .build()?;
-    check_up(&client, &args.base).await?;
+    check_up(&reqwest::Client::new(), &args.base).await?;
     let warm_until = Instant::now() + Duration::from_secs_f64(args.warmup);
-    chat_phase(&client, &args, warm_until).await?;
+    chat_phase(&args, warm_until).await?;
     let usage = || args.server_pid.as_deref().and_then(Usage::of);
     let before = usage();
     let own_before = Usage::of("self");
     let cores_before = Cores::now();
     let started = Instant::now();
     let until = started + Duration::from_secs_f64(args.seconds);
-    let (mut turns, errors) = chat_phase(&client, &args, until).await?;
+    let (mut turns, errors) = chat_phase(&args, until).await?;
     let elapsed = started.elapsed().as_secs_f64();
     let cores = match (cores_before, Cores::now()) {
         (Some(before), Some(after)) => after.shares(&before),

@@ -35,15 +35,22 @@
 //!
 //! - `main.rs`: the arguments, what both modes share, `main`;
 //! - `chat.rs`: the `chat` mode;
+//! - `conn.rs`: its workers' connections;
 //! - `streams.rs`: the `streams` mode.
 #![forbid(unsafe_code)]
 
 mod chat;
+mod conn;
 mod streams;
 
 use std::sync::Arc;
 
 use aics_bench::rss_mb;
+
+/// mimalloc, as the server has: this process shares its cores.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The turn both modes send: one `order_query`, then the streamed answer.
 const MESSAGE: &str = "Where is my order ORD-123?";
@@ -54,6 +61,12 @@ enum LoadError {
     Usage(String),
     #[error("http client: {0}")]
     Http(#[from] reqwest::Error),
+    #[error("http connection: {0}")]
+    Hyper(#[from] hyper::Error),
+    #[error("connecting: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("a request's body: {0}")]
+    Json(#[from] serde_json::Error),
     #[error("a worker panicked: {0}")]
     Join(#[from] tokio::task::JoinError),
     #[error("the server does not answer at {0}: {1}")]
