@@ -8,7 +8,13 @@
 
 use aics_types::{ChatMessage, ConversationSummary, HandlingAction, HandlingState, MessageRole};
 
+use crate::runs::ACTIVE;
 use crate::{now, Database, DbError};
+
+/// The state of the conversation's active run, if it has one.
+static RUN_STATE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!("SELECT state FROM runs WHERE session_id = $1 AND {ACTIVE}")
+});
 
 /// A handling change that happened: the conversation as it is now and the
 /// line the timeline shows for it.
@@ -80,10 +86,7 @@ impl Database {
                 });
             }
             if to == HandlingState::Human {
-                let running: Option<(String,)> = sqlx::query_as(
-                    "SELECT state FROM runs WHERE session_id = $1 \
-                     AND state IN ('running', 'paused', 'resuming')",
-                )
+                let running: Option<(String,)> = sqlx::query_as(&RUN_STATE)
                 .bind(session_id)
                 .fetch_optional(&mut *tx)
                 .await?;

@@ -240,6 +240,103 @@ async fn sqlite_checkpoints_written_before_thread_numbers_read_back(pool: sqlx::
     );
 }
 
+/// The migration that checks runs, messages and conversations by
+/// comparisons instead of `IN` lists keeps every row and what each column
+/// accepts: a conversation, its messages and its runs written before it
+/// read back the same after it, a new message's id follows the old ones,
+/// the paused run is still the conversation's active run and keeps a
+/// second one out, and a name the columns never accepted is still refused.
+#[sqlx::test(migrations = false)]
+async fn sqlite_rows_written_before_checks_as_comparisons_read_back(pool: sqlx::SqlitePool) {
+    const CHECKS: i64 = 20261209000001;
+    let mut before = sqlx::migrate!("./migrations/sqlite");
+    before.migrations = before
+        .migrations
+        .iter()
+        .filter(|m| m.version < CHECKS)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+    before.run(&pool).await.expect("the migrations before");
+    for statement in [
+        "INSERT INTO conversations (session_id, customer_id, title, handling, created_at, \
+         updated_at, event_epoch, assignee, chat_token_hash) VALUES ('s', 'CUST-001', 'Late', \
+         'human', '2026-12-05T00:00:00Z', '2026-12-05T00:00:09Z', 3, 'alice', 'h')",
+        "INSERT INTO messages (session_id, role, content, graph_execution_id, created_at, author) \
+         VALUES ('s', 'customer', 'Where is ORD-123?', NULL, '2026-12-05T00:00:01Z', NULL), \
+         ('s', 'assistant', 'On its way.', 'g1', '2026-12-05T00:00:02Z', NULL), \
+         ('s', 'note', 'Checked the carrier.', NULL, '2026-12-05T00:00:03Z', 'alice')",
+        "INSERT INTO runs (graph_execution_id, session_id, state, lease_owner, lease_expires_at, \
+         attempts, note, ended_by, created_at, updated_at) VALUES \
+         ('g1', 's', 'finished', NULL, NULL, 1, NULL, NULL, '2026-12-05T00:00:01Z', \
+          '2026-12-05T00:00:02Z'), \
+         ('g2', 's', 'paused', NULL, NULL, 2, 'waits', NULL, '2026-12-05T00:00:04Z', \
+          '2026-12-05T00:00:05Z')",
+    ] {
+        sqlx::query(statement)
+            .execute(&pool)
+            .await
+            .expect("an old row");
+    }
+    // Every column of the three tables, in row order, as one JSON text.
+    let rows = || async {
+        let mut all = Vec::new();
+        for query in [
+            "SELECT json_group_array(json_array(session_id, customer_id, title, handling, \
+             created_at, updated_at, event_epoch, assignee, chat_token_hash)) \
+             FROM (SELECT * FROM conversations ORDER BY session_id)",
+            "SELECT json_group_array(json_array(id, session_id, role, content, \
+             graph_execution_id, created_at, author)) FROM (SELECT * FROM messages ORDER BY id)",
+            "SELECT json_group_array(json_array(graph_execution_id, session_id, state, \
+             lease_owner, lease_expires_at, attempts, note, ended_by, created_at, updated_at)) \
+             FROM (SELECT * FROM runs ORDER BY graph_execution_id)",
+        ] {
+            let (json,): (String,) = sqlx::query_as(query).fetch_one(&pool).await.expect("rows");
+            all.push(json);
+        }
+        all
+    };
+    let written = rows().await;
+    let db = suite::ready(Database::from(pool.clone())).await;
+    assert_eq!(rows().await, written);
+
+    let active = db
+        .active_run("s")
+        .await
+        .expect("read")
+        .expect("the paused run");
+    assert_eq!(
+        (active.graph_execution_id.as_str(), active.state),
+        ("g2", aics_types::RunState::Paused)
+    );
+    let (id,): (i64,) = sqlx::query_as(
+        "INSERT INTO messages (session_id, role, content, created_at) \
+         VALUES ('s', 'agent', 'Here is a refund.', '2026-12-05T00:00:06Z') RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("a new message");
+    assert_eq!(id, 4);
+    for refused in [
+        "INSERT INTO runs (graph_execution_id, session_id, state, created_at, updated_at) \
+         VALUES ('g3', 's', 'running', 't', 't')",
+        "INSERT INTO runs (graph_execution_id, session_id, state, created_at, updated_at) \
+         VALUES ('g4', 'other', 'sleeping', 't', 't')",
+        "INSERT INTO messages (session_id, role, content, created_at) \
+         VALUES ('s', 'robot', 'x', 't')",
+        "UPDATE conversations SET handling = 'lost' WHERE session_id = 's'",
+    ] {
+        let e = sqlx::query(refused)
+            .execute(&pool)
+            .await
+            .expect_err(refused);
+        assert!(
+            e.to_string().contains("constraint failed"),
+            "{refused}: {e}"
+        );
+    }
+}
+
 /// On SQLite a checkpoint's state is stored on its parent's: a run of 40
 /// small steps takes a fraction of the bytes of its states compressed
 /// alone, no chain of rows stored on parents passes 16, and a row whose

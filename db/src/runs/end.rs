@@ -49,6 +49,16 @@ pub struct RunEnded {
 // beginning held the conversation and waited for the run. (SQLite has
 // one writer at a time: no order to keep.)
 
+/// A run's cancellation, while it is not over.
+static CANCEL_RUN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "UPDATE runs SET state = 'cancelled', note = $2, ended_by = $3, \
+         lease_owner = NULL, lease_expires_at = NULL, updated_at = $4 \
+         WHERE graph_execution_id = $1 AND {}",
+        super::ACTIVE
+    )
+});
+
 /// The run's end, when `$2` still owns it.
 const END_RUN: &str = "UPDATE runs SET state = $3, note = $4, lease_owner = NULL, \
      lease_expires_at = NULL, updated_at = $5 \
@@ -218,11 +228,7 @@ impl Database {
                 note,
                 Some(id.as_str())
             );
-            let cancelled = sqlx::query(
-                "UPDATE runs SET state = 'cancelled', note = $2, ended_by = $3, \
-                 lease_owner = NULL, lease_expires_at = NULL, updated_at = $4 \
-                 WHERE graph_execution_id = $1 AND state IN ('running', 'paused', 'resuming')",
-            )
+            let cancelled = sqlx::query(&CANCEL_RUN)
             .bind(id)
             .bind(note)
             .bind(by)

@@ -71,12 +71,17 @@ impl RunRow {
 const COLUMNS: &str =
     "graph_execution_id, session_id, state, attempts, note, ended_by, created_at, updated_at";
 
-/// A conversation's active run (running, paused or resuming): at most one.
+/// A run that is not over (running, paused or resuming), written as the
+/// active runs' unique index (`runs_one_active`) names it on SQLite: a
+/// query finds a conversation's active run through that index only when it
+/// names the same condition. Comparisons, not `IN`: SQLite builds a
+/// temporary b-tree for an `IN` of three names each time it runs one (the
+/// migration `20261209000001` says more).
+pub(crate) const ACTIVE: &str = "(state = 'running' OR state = 'paused' OR state = 'resuming')";
+
+/// A conversation's active run: at most one.
 static ACTIVE_RUN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    format!(
-        "SELECT {COLUMNS} FROM runs WHERE session_id = $1 \
-         AND state IN ('running', 'paused', 'resuming')"
-    )
+    format!("SELECT {COLUMNS} FROM runs WHERE session_id = $1 AND {ACTIVE}")
 });
 
 /// [`Database::active_run`] in a transaction of SQLite's direct connection.
