@@ -91,3 +91,27 @@ impl Conn {
         Ok(sender)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_goes_to_host_and_port_over_plain_http() {
+        let conn = Conn::new("http://127.0.0.1:3450", "t0ken").expect("a base");
+        assert_eq!(conn.addr, "127.0.0.1:3450");
+        assert_eq!(conn.host, "127.0.0.1:3450");
+        assert_eq!(conn.bearer, "Bearer t0ken");
+        for base in [
+            "https://127.0.0.1:3450",
+            "http://127.0.0.1:3450/api",
+            "http://",
+            "127.0.0.1:3450",
+        ] {
+            assert!(
+                matches!(Conn::new(base, "t"), Err(LoadError::Usage(_))),
+                "{base}"
+            );
+        }
+    }
+}
