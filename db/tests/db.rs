@@ -151,6 +151,20 @@ async fn sqlite_stores_large_states_compressed(pool: sqlx::SqlitePool) {
     }
 }
 
+/// Runs the embedded SQLite migrations older than `version`: the schema
+/// a database had before that migration, to write rows it must keep.
+async fn migrate_before(pool: &sqlx::SqlitePool, version: i64) {
+    let mut before = sqlx::migrate!("./migrations/sqlite");
+    before.migrations = before
+        .migrations
+        .iter()
+        .filter(|m| m.version < version)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+    before.run(pool).await.expect("the migrations before");
+}
+
 /// The migration that names each run's thread by a number keeps every
 /// checkpoint written before it: two runs written interleaved read back
 /// whole and in order, a run paused before it goes on after it, and a new
@@ -159,16 +173,7 @@ async fn sqlite_stores_large_states_compressed(pool: sqlx::SqlitePool) {
 #[sqlx::test(migrations = false)]
 async fn sqlite_checkpoints_written_before_thread_numbers_read_back(pool: sqlx::SqlitePool) {
     use aics_graph::Checkpointer;
-    const NUMBERS: i64 = 20261208000001;
-    let mut before = sqlx::migrate!("./migrations/sqlite");
-    before.migrations = before
-        .migrations
-        .iter()
-        .filter(|m| m.version < NUMBERS)
-        .cloned()
-        .collect::<Vec<_>>()
-        .into();
-    before.run(&pool).await.expect("the migrations before");
+    migrate_before(&pool, 20261208000001).await;
     // Rows as they were written then, the thread's id on each; `a` and
     // `b` interleaved, `a` paused after its third.
     for (seq, thread, step) in [
@@ -248,16 +253,7 @@ async fn sqlite_checkpoints_written_before_thread_numbers_read_back(pool: sqlx::
 /// second one out, and a name the columns never accepted is still refused.
 #[sqlx::test(migrations = false)]
 async fn sqlite_rows_written_before_checks_as_comparisons_read_back(pool: sqlx::SqlitePool) {
-    const CHECKS: i64 = 20261209000001;
-    let mut before = sqlx::migrate!("./migrations/sqlite");
-    before.migrations = before
-        .migrations
-        .iter()
-        .filter(|m| m.version < CHECKS)
-        .cloned()
-        .collect::<Vec<_>>()
-        .into();
-    before.run(&pool).await.expect("the migrations before");
+    migrate_before(&pool, 20261209000001).await;
     for statement in [
         "INSERT INTO conversations (session_id, customer_id, title, handling, created_at, \
          updated_at, event_epoch, assignee, chat_token_hash) VALUES ('s', 'CUST-001', 'Late', \
