@@ -87,9 +87,9 @@ impl Database {
             }
             if to == HandlingState::Human {
                 let running: Option<(String,)> = sqlx::query_as(&RUN_STATE)
-                .bind(session_id)
-                .fetch_optional(&mut *tx)
-                .await?;
+                    .bind(session_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
                 if let Some((state,)) = running {
                     // Rolled back: the AI keeps the conversation.
                     return Err(DbError::Conflict(if state == "paused" {

@@ -229,13 +229,13 @@ impl Database {
                 Some(id.as_str())
             );
             let cancelled = sqlx::query(&CANCEL_RUN)
-            .bind(id)
-            .bind(note)
-            .bind(by)
-            .bind(at)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
+                .bind(id)
+                .bind(note)
+                .bind(by)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
             if cancelled == 0 {
                 return Ok(None);
             }
