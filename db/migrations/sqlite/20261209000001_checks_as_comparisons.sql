@@ -15,7 +15,9 @@
 -- left dangling, and every index is made again as it was (the active runs'
 -- unique index with its `WHERE` as comparisons too; the queries that look
 -- runs up through it name the same condition, which is how SQLite knows
--- it may).
+-- it may). On a large database the rebuild takes seconds (4.5 s for a
+-- million messages) and leaves the old tables' pages free in the file:
+-- later writes reuse them, and a `VACUUM` gives them back to the disk.
 
 CREATE TABLE conversations_next (
     session_id      TEXT PRIMARY KEY,
