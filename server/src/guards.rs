@@ -1,8 +1,15 @@
-//! The guards every request passes before a handler: the host allowlist,
-//! the client's address (for the sign-in throttle), the cross-site guard,
-//! and the refusal of control characters in the path, the query and the
-//! body (a NUL cannot be stored by PostgreSQL, and no person types one).
+//! The guards every request passes before a handler, in this order: the
+//! host allowlist, the client's address (for the sign-in throttle), the
+//! cross-site guard, and the refusal of control characters in the path,
+//! the query and the body (a NUL cannot be stored by PostgreSQL, and no
+//! person types one).
+//!
+//! They are one layer, [`guard`], that runs each check in turn: every
+//! `from_fn` layer boxes its future and clones the services inside it for
+//! each request, and four of them cost a request more than their checks
+//! did (BENCHMARKS.md, round 35).
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -37,9 +44,25 @@ pub fn peer(request: &Request) -> Option<SocketAddr> {
         .map(|c| c.0)
 }
 
-/// Answers 400 for a `Host` this server is not (DNS rebinding sends the
+/// Runs the guards of the module docs in order; the first that refuses
+/// answers, and the handler never runs.
+pub async fn guard(State(g): State<Guards>, request: Request, next: Next) -> Response {
+    if let Some(refused) = refuse_other_host(&g, &request) {
+        return refused;
+    }
+    let request = with_client_addr(&g, request);
+    if let Some(refused) = refuse_cross_site(&g, &request) {
+        return refused;
+    }
+    match without_control_chars(&g, request).await {
+        Ok(request) => next.run(request).await,
+        Err(refused) => *refused,
+    }
+}
+
+/// Refuses (400) a `Host` this server is not (DNS rebinding sends the
 /// attacker's name); `/healthz` and `/readyz` answer any host, for probes.
-pub async fn host_allowlist(State(g): State<Guards>, request: Request, next: Next) -> Response {
+fn refuse_other_host(g: &Guards, request: &Request) -> Option<Response> {
     let path = request.uri().path();
     if path != "/healthz" && path != "/readyz" {
         let host = request
@@ -50,17 +73,19 @@ pub async fn host_allowlist(State(g): State<Guards>, request: Request, next: Nex
             .unwrap_or("");
         if !g.web.hosts.allows(host) {
             tracing::warn!(host, "request for a host that is not ours refused");
-            return refuse("this server does not answer for that host name".into());
+            return Some(refuse(
+                "this server does not answer for that host name".into(),
+            ));
         }
     }
-    next.run(request).await
+    None
 }
 
 /// Puts the client's [`ClientAddr`] in the request's extensions.
-pub async fn client_addr(State(g): State<Guards>, mut request: Request, next: Next) -> Response {
+fn with_client_addr(g: &Guards, mut request: Request) -> Request {
     let addr = g.web.client_addr(peer(&request), request.headers());
     request.extensions_mut().insert(ClientAddr(addr));
-    next.run(request).await
+    request
 }
 
 /// Refuses a state-changing request that a browser marks cross-site, or
@@ -68,17 +93,19 @@ pub async fn client_addr(State(g): State<Guards>, mut request: Request, next: Ne
 /// (browsers never add one on their own; any other `Authorization`, a
 /// proxy's `Basic` say, does not exempt). Covers every path, the Leptos
 /// server functions under `/fn` included.
-pub async fn cross_site_guard(State(g): State<Guards>, request: Request, next: Next) -> Response {
+fn refuse_cross_site(g: &Guards, request: &Request) -> Option<Response> {
     if is_state_changing(request.method()) && !g.console.has_valid_bearer(request.headers()) {
         if let Err(why) = same_origin(request.headers(), &g.web.allowed_origins) {
             tracing::warn!(why, path = %request.uri().path(), "cross-site request refused");
-            return HttpError::from(ServiceError::Forbidden(format!(
-                "cross-site request refused: {why}"
-            )))
-            .into_response();
+            return Some(
+                HttpError::from(ServiceError::Forbidden(format!(
+                    "cross-site request refused: {why}"
+                )))
+                .into_response(),
+            );
         }
     }
-    next.run(request).await
+    None
 }
 
 fn is_state_changing(method: &Method) -> bool {
@@ -132,17 +159,14 @@ fn same_origin(headers: &HeaderMap, allowed: &[String]) -> Result<(), &'static s
 /// every string of a JSON or form body, with 400 before any handler runs.
 /// Also bounds how long a body may take to arrive (413 past it): JSON and
 /// form bodies are read here, others get the deadline on their stream.
-pub async fn reject_control_chars(
-    State(g): State<Guards>,
-    request: Request,
-    next: Next,
-) -> Response {
+async fn without_control_chars(g: &Guards, request: Request) -> Result<Request, Box<Response>> {
     let uri = request.uri();
-    for (part, text) in [("path", uri.path()), ("query", uri.query().unwrap_or(""))] {
-        let decoded = percent_decode(text, part == "query");
-        if let Err(why) = aics_types::validate_text(&format!("the URL {part}"), &decoded) {
-            return refuse(why);
-        }
+    for (field, text, plus_is_space) in [
+        ("the URL path", uri.path(), false),
+        ("the URL query", uri.query().unwrap_or(""), true),
+    ] {
+        aics_types::validate_text(field, &percent_decode(text, plus_is_space))
+            .map_err(|why| Box::new(refuse(why)))?;
     }
     let kind = body_kind(request.headers());
     let (parts, body) = request.into_parts();
@@ -151,30 +175,24 @@ pub async fn reject_control_chars(
             g.web.body_timeout,
             body,
         ));
-        return next.run(Request::from_parts(parts, body)).await;
+        return Ok(Request::from_parts(parts, body));
     }
     let read = axum::body::to_bytes(body, g.web.body_limit);
     let bytes = match tokio::time::timeout(g.web.body_timeout, read).await {
         Ok(Ok(bytes)) => bytes,
-        _ => return crate::error::too_large_or_unreadable(),
+        _ => return Err(Box::new(crate::error::too_large_or_unreadable())),
     };
-    let checked = match kind {
-        BodyKind::Json => match serde_json::from_slice::<serde_json::Value>(&bytes) {
-            Ok(value) => aics_types::validate_json_text("the request body", &value),
-            // Not JSON: the handler answers with its own 400.
-            Err(_) => Ok(()),
-        },
+    match kind {
+        // Not JSON: the handler answers with its own 400.
+        BodyKind::Json => aics_types::validate_json_text("the request body", &bytes),
         BodyKind::Form => aics_types::validate_text(
             "the form",
             &percent_decode(&String::from_utf8_lossy(&bytes), true),
         ),
         BodyKind::Other => Ok(()),
-    };
-    if let Err(why) = checked {
-        return refuse(why);
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    .map_err(|why| Box::new(refuse(why)))?;
+    Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,9 +218,16 @@ fn body_kind(headers: &HeaderMap) -> BodyKind {
 }
 
 /// `%XX` decoded (and `+` as a space in forms and queries); invalid UTF-8
-/// becomes U+FFFD, invalid escapes stay as written.
-fn percent_decode(text: &str, plus_is_space: bool) -> String {
+/// becomes U+FFFD, invalid escapes stay as written. Text with nothing to
+/// decode (most paths and queries) is returned as it is.
+fn percent_decode(text: &str, plus_is_space: bool) -> Cow<'_, str> {
     let bytes = text.as_bytes();
+    if !bytes
+        .iter()
+        .any(|&b| b == b'%' || (plus_is_space && b == b'+'))
+    {
+        return Cow::Borrowed(text);
+    }
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
@@ -223,7 +248,7 @@ fn percent_decode(text: &str, plus_is_space: bool) -> String {
         }
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
 #[cfg(test)]
@@ -238,6 +263,11 @@ mod tests {
         assert_eq!(percent_decode("bad%zz%", false), "bad%zz%");
         assert_eq!(percent_decode("%C2%85", false), "\u{85}");
         assert_eq!(percent_decode("%E4%BD%A0", false), "你");
+        assert!(matches!(
+            percent_decode("/api/chat", true),
+            Cow::Borrowed(_)
+        ));
+        assert!(matches!(percent_decode("a+b", false), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -6,11 +6,12 @@
 //! nosniff, Referrer-Policy, HSTS over HTTPS, and `Cache-Control: no-store`
 //! on everything that carries data (pages, JSON, event streams, exports).
 //!
-//! The nonce is made here, once per request, and put in the request's
-//! extensions as [`CspNonce`]; the Leptos render reads it from there (see
-//! `crate::app`), so the header and the page always agree.
+//! The nonce is put in the request's extensions here as [`CspNonce`], and
+//! made the first time it is read: by the Leptos render (see `crate::app`)
+//! or by the header of an HTML answer, which therefore always agree. An
+//! answer that is not a page (an API call) never makes one.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::extract::{Request, State};
 use axum::http::header::{
@@ -23,13 +24,16 @@ use axum::response::Response;
 
 use crate::web::WebConfig;
 
-/// The CSP nonce of one request: 128 random bits, hex.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CspNonce(pub String);
+/// The CSP nonce of one request: 128 random bits, hex, made on first read.
+/// Clones share it.
+#[derive(Debug, Clone, Default)]
+pub struct CspNonce(Arc<OnceLock<String>>);
 
 impl CspNonce {
-    fn new() -> Self {
-        Self(uuid::Uuid::new_v4().simple().to_string())
+    /// The nonce, the same at every call.
+    pub fn get(&self) -> &str {
+        self.0
+            .get_or_init(|| uuid::Uuid::new_v4().simple().to_string())
     }
 }
 
@@ -69,7 +73,7 @@ pub async fn security_headers(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let nonce = CspNonce::new();
+    let nonce = CspNonce::default();
     request.extensions_mut().insert(nonce.clone());
     let path = request.uri().path();
     let customer_page = path == "/chat" || path.starts_with("/chat/");
@@ -77,52 +81,69 @@ pub async fn security_headers(
     let mut response = next.run(request).await;
     let kind = content_kind(response.headers());
     let headers = response.headers_mut();
+    // Only a page's policy is made per answer; the other values are
+    // constants, set without a copy.
     let csp = match kind {
-        Kind::Html if customer_page => {
-            framed_by(&page_csp(&nonce.0, web.reload_port), &web.embed_origins)
-        }
-        Kind::Html => page_csp(&nonce.0, web.reload_port),
-        _ => API_CSP.to_owned(),
+        Kind::Html if customer_page => HeaderValue::from_str(&framed_by(
+            &page_csp(nonce.get(), web.reload_port),
+            &web.embed_origins,
+        )),
+        Kind::Html => HeaderValue::from_str(&page_csp(nonce.get(), web.reload_port)),
+        _ => Ok(HeaderValue::from_static(API_CSP)),
     };
-    set_default(headers, CONTENT_SECURITY_POLICY, &csp);
-    set_default(headers, X_CONTENT_TYPE_OPTIONS, "nosniff");
+    if let Ok(csp) = csp {
+        set_default(headers, CONTENT_SECURITY_POLICY, csp);
+    }
+    set_default(
+        headers,
+        X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     if !customer_page {
         // The customer pages say who may frame them in their CSP alone.
-        set_default(headers, X_FRAME_OPTIONS, "DENY");
+        set_default(headers, X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     }
     if widget {
         // The shop's page loads the widget's script from here.
         set_default(
             headers,
             HeaderName::from_static("cross-origin-resource-policy"),
-            "cross-origin",
+            HeaderValue::from_static("cross-origin"),
         );
     }
     // Not `no-referrer`: with it a browser sends `Origin: null` on a plain
     // form post (the console before its script has loaded), which the
     // cross-site guard must refuse. Nothing leaves for other sites either
     // way.
-    set_default(headers, REFERRER_POLICY, "same-origin");
+    set_default(
+        headers,
+        REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
     set_default(
         headers,
         HeaderName::from_static("cross-origin-opener-policy"),
-        "same-origin",
+        HeaderValue::from_static("same-origin"),
     );
     set_default(
         headers,
         HeaderName::from_static("cross-origin-resource-policy"),
-        "same-origin",
+        HeaderValue::from_static("same-origin"),
     );
     set_default(
         headers,
         HeaderName::from_static("permissions-policy"),
-        "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+        HeaderValue::from_static("camera=(), microphone=(), geolocation=(), payment=(), usb=()"),
     );
     if web.hsts {
-        set_default(headers, STRICT_TRANSPORT_SECURITY, "max-age=31536000");
+        set_default(
+            headers,
+            STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static("max-age=31536000"),
+        );
     }
     if kind != Kind::Asset {
-        set_default(headers, CACHE_CONTROL, "no-store");
+        set_default(headers, CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     response
 }
@@ -155,11 +176,9 @@ fn content_kind(headers: &HeaderMap) -> Kind {
     }
 }
 
-fn set_default(headers: &mut HeaderMap, name: HeaderName, value: &str) {
-    if !headers.contains_key(&name) {
-        if let Ok(value) = HeaderValue::from_str(value) {
-            headers.insert(name, value);
-        }
+fn set_default(headers: &mut HeaderMap, name: HeaderName, value: HeaderValue) {
+    if let axum::http::header::Entry::Vacant(entry) = headers.entry(name) {
+        entry.insert(value);
     }
 }
 
@@ -175,9 +194,10 @@ mod tests {
         assert!(csp.contains("frame-ancestors 'none'"));
         assert!(!csp.contains("ws://"));
         assert!(page_csp("n", Some(3001)).contains("ws://127.0.0.1:3001"));
-        let a = CspNonce::new();
-        assert_eq!(a.0.len(), 32);
-        assert_ne!(a, CspNonce::new());
+        let a = CspNonce::default();
+        assert_eq!(a.get().len(), 32);
+        assert_eq!(a.get(), a.clone().get(), "clones share it");
+        assert_ne!(a.get(), CspNonce::default().get());
     }
 
     #[test]

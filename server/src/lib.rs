@@ -80,7 +80,7 @@ pub fn app(state: AppState, web: WebConfig) -> Router {
         // header names (both made by `headers::security_headers`).
         if let Some(parts) = use_context::<axum::http::request::Parts>() {
             if let Some(nonce) = parts.extensions.get::<CspNonce>() {
-                provide_context(leptos::nonce::Nonce::from_value(nonce.0.clone()));
+                provide_context(leptos::nonce::Nonce::from_value(nonce.get().to_owned()));
             }
         }
     };
@@ -142,22 +142,7 @@ pub fn app(state: AppState, web: WebConfig) -> Router {
                     headers::security_headers,
                 ))
                 .layer(axum::middleware::from_fn(middleware::count_requests))
-                .layer(axum::middleware::from_fn_with_state(
-                    guards.clone(),
-                    guards::host_allowlist,
-                ))
-                .layer(axum::middleware::from_fn_with_state(
-                    guards.clone(),
-                    guards::client_addr,
-                ))
-                .layer(axum::middleware::from_fn_with_state(
-                    guards.clone(),
-                    guards::cross_site_guard,
-                ))
-                .layer(axum::middleware::from_fn_with_state(
-                    guards,
-                    guards::reject_control_chars,
-                ))
+                .layer(axum::middleware::from_fn_with_state(guards, guards::guard))
                 .layer(axum::Extension(web))
                 .layer(DefaultBodyLimit::max(body_limit)),
         )

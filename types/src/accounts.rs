@@ -285,17 +285,86 @@ pub fn validate_text(field: &str, text: &str) -> Result<(), String> {
     }
 }
 
-/// Refuses a JSON value with a control character in any string or key.
-pub fn validate_json_text(field: &str, value: &serde_json::Value) -> Result<(), String> {
-    use serde_json::Value;
-    match value {
-        Value::String(s) => validate_text(field, s),
-        Value::Array(items) => items.iter().try_for_each(|v| validate_json_text(field, v)),
-        Value::Object(map) => map.iter().try_for_each(|(k, v)| {
-            validate_text(field, k)?;
-            validate_json_text(field, v)
-        }),
+/// Refuses a JSON text with a control character in any string or key
+/// (escaped ones too: `"\u0000"` is a NUL). The text is checked as it is
+/// parsed, without building its value. Text that is not JSON passes: what
+/// reads it answers for that.
+pub fn validate_json_text(field: &str, json: &[u8]) -> Result<(), String> {
+    let found = std::cell::Cell::new(None);
+    let mut parser = serde_json::Deserializer::from_slice(json);
+    let parsed = serde::de::DeserializeSeed::deserialize(json_text::Strings(&found), &mut parser)
+        .and_then(|()| parser.end());
+    match (parsed, found.get()) {
+        (Ok(()), Some(c)) => validate_text(field, c.encode_utf8(&mut [0; 4])),
         _ => Ok(()),
+    }
+}
+
+/// The parse [`validate_json_text`] runs.
+mod json_text {
+    use std::cell::Cell;
+    use std::fmt;
+
+    use serde::de::{DeserializeSeed, Deserializer, Error, MapAccess, SeqAccess, Visitor};
+
+    /// Visits every string and key of a JSON value, keeping the first
+    /// control character found.
+    #[derive(Clone, Copy)]
+    pub(super) struct Strings<'a>(pub(super) &'a Cell<Option<char>>);
+
+    impl<'de> DeserializeSeed<'de> for Strings<'_> {
+        type Value = ();
+
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+            deserializer.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Strings<'_> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+
+        fn visit_str<E: Error>(self, text: &str) -> Result<(), E> {
+            if self.0.get().is_none() {
+                self.0.set(super::find_control_char(text));
+            }
+            Ok(())
+        }
+
+        fn visit_bool<E: Error>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_i64<E: Error>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_u64<E: Error>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_f64<E: Error>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_unit<E: Error>(self) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
+            while items.next_element_seed(self)?.is_some() {}
+            Ok(())
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut entries: A) -> Result<(), A::Error> {
+            while entries.next_key_seed(self)?.is_some() {
+                entries.next_value_seed(self)?;
+            }
+            Ok(())
+        }
     }
 }
 
@@ -337,10 +406,21 @@ mod tests {
         assert_eq!(find_control_char("c1\u{85}"), Some('\u{85}'));
         assert!(validate_text("reason", "ok 订单").is_ok());
         assert!(validate_text("reason", "x\u{1b}[31m").is_err());
-        let nested = serde_json::json!({"a": [1, {"b": "x\u{0}y"}]});
-        assert!(validate_json_text("args", &nested).is_err());
-        let key = serde_json::json!({"a\u{0}": 1});
-        assert!(validate_json_text("args", &key).is_err());
-        assert!(validate_json_text("args", &serde_json::json!({"a": "b\n"})).is_ok());
+        let json = |text: &str| validate_json_text("the body", text.as_bytes());
+        assert!(json(r#"{"a": [1, -2, 2.5, true, null, {"b": "x\u0000y"}]}"#).is_err());
+        assert!(json(r#"{"a\u0000": 1}"#).is_err(), "keys too");
+        assert!(json(r#"["ok", "\u001b[31m"]"#).is_err(), "escaped");
+        assert!(json("\"raw \u{7f} del\"").is_err(), "unescaped");
+        assert_eq!(
+            json(r#"{"message": "\u0007"}"#),
+            validate_text("the body", "\u{7}"),
+            "the same message as for plain text"
+        );
+        assert!(json(r#"{"a": "b\n\t", "c": [1e300, -0, "订单"]}"#).is_ok());
+        assert!(
+            json(r#"{"a": "\u0000"} trailing"#).is_ok(),
+            "not JSON: not ours to refuse"
+        );
+        assert!(json("{\"a\": ").is_ok(), "not JSON");
     }
 }
