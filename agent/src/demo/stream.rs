@@ -7,38 +7,39 @@ use crate::model::{Message, ModelRequest};
 use crate::support::heuristics::is_chinese;
 
 /// Splits an answer into stream tokens: a word with its trailing space, or
-/// two CJK characters (with the punctuation after them).
+/// two CJK characters (with the punctuation after them). Each token is
+/// copied out of `text` once, at its size.
 pub fn tokenize(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
+    let mut out = Vec::with_capacity(text.len() / 4 + 1);
+    // Where the token being read starts.
+    let mut start = 0;
     let mut cjk_run = 0;
-    for c in text.chars() {
+    for (i, c) in text.char_indices() {
         let cjk = is_chinese(c.encode_utf8(&mut [0; 4]));
         if cjk {
-            if cjk_run == 0 && !cur.is_empty() && !cur.ends_with(' ') {
+            if cjk_run == 0 && start < i && !text[start..i].ends_with(' ') {
                 // Latin text glued to Chinese: cut before the ideograph.
-                out.push(std::mem::take(&mut cur));
+                out.push(text[start..i].to_owned());
+                start = i;
             }
             if cjk_run == 2 {
-                out.push(std::mem::take(&mut cur));
+                out.push(text[start..i].to_owned());
+                start = i;
                 cjk_run = 0;
             }
-            cur.push(c);
             cjk_run += 1;
         } else if c == ' ' {
-            cur.push(c);
-            out.push(std::mem::take(&mut cur));
+            out.push(text[start..=i].to_owned());
+            start = i + 1;
             cjk_run = 0;
-        } else {
-            if cjk_run > 0 && c.is_alphanumeric() {
-                out.push(std::mem::take(&mut cur));
-                cjk_run = 0;
-            }
-            cur.push(c);
+        } else if cjk_run > 0 && c.is_alphanumeric() {
+            out.push(text[start..i].to_owned());
+            start = i;
+            cjk_run = 0;
         }
     }
-    if !cur.is_empty() {
-        out.push(cur);
+    if start < text.len() {
+        out.push(text[start..].to_owned());
     }
     out
 }
@@ -111,6 +112,11 @@ mod tests {
             ["您的", "订单 ", "ORD-1 ", "已签", "收。"]
         );
         assert_eq!(tokenize("").len(), 0);
+        assert_eq!(
+            tokenize("两个字 then 中文字x y"),
+            ["两个", "字 ", "then ", "中文", "字", "x ", "y"]
+        );
+        assert_eq!(tokenize("  a"), [" ", " ", "a"]);
     }
 
     #[test]
