@@ -5,11 +5,12 @@
 //! few at a time and freeing them outside the hub's lock.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
-use super::{Delivered, RING_CAPACITY};
+use super::{Sequenced, RING_CAPACITY};
 
 /// A conversation's buffer is dropped after this long with no event and no
 /// subscriber.
@@ -39,8 +40,8 @@ pub(super) struct Channel {
     /// Made for the first subscriber (its ring is allocated whole), dropped
     /// by a sweep once nobody listens: a conversation nobody watches costs
     /// only its replay buffer.
-    pub(super) tx: Option<broadcast::Sender<Delivered>>,
-    pub(super) replay: VecDeque<Delivered>,
+    pub(super) tx: Option<broadcast::Sender<Arc<Sequenced>>>,
+    pub(super) replay: VecDeque<Arc<Sequenced>>,
     /// How many events this channel has buffered since it was made: the
     /// position of the next one (see [`subscription`]).
     pub(super) pushed: u64,
@@ -59,7 +60,7 @@ impl Channel {
 
     /// A receiver of the ring (made for the first subscriber), at the
     /// position [`Channel::pushed`] says.
-    pub(super) fn subscribe(&mut self) -> broadcast::Receiver<Delivered> {
+    pub(super) fn subscribe(&mut self) -> broadcast::Receiver<Arc<Sequenced>> {
         self.tx
             .get_or_insert_with(|| broadcast::channel(RING_CAPACITY).0)
             .subscribe()
@@ -130,7 +131,7 @@ impl Channels {
     /// Dooms the buffers of conversations nobody watched or wrote for
     /// [`IDLE_EVICTION`], then the longest idle past [`MAX_IDLE_CHANNELS`];
     /// takes out the rings nobody listens to.
-    fn sweep(&mut self) -> Vec<broadcast::Sender<Delivered>> {
+    fn sweep(&mut self) -> Vec<broadcast::Sender<Arc<Sequenced>>> {
         let mut idle: Vec<(Instant, &String)> = self
             .map
             .iter()
@@ -186,5 +187,5 @@ impl std::ops::DerefMut for Swept<'_> {
 #[derive(Default)]
 pub(super) struct Evicted {
     channels: Vec<Channel>,
-    rings: Vec<broadcast::Sender<Delivered>>,
+    rings: Vec<broadcast::Sender<Arc<Sequenced>>>,
 }

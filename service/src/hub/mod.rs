@@ -16,13 +16,6 @@
 //! conversation (a run starting or resuming, a decision) takes the next
 //! epoch from the database once, then counts; numbers grow across
 //! instances without a write per event.
-//!
-//! The events a publisher sends at once (a run's task forwards the
-//! engine's events in batches: a reply's tokens come many at a time) are
-//! one allocation, shared by the ring, the replay buffer and every
-//! subscriber: each holds a [`Delivered`], a place in its batch. One
-//! allocation an event was the largest single share of a chat turn's
-//! allocations (BENCHMARKS.md, round 35).
 
 mod channels;
 mod relay;
@@ -90,38 +83,6 @@ pub struct Sequenced {
     pub event: AgentEvent,
 }
 
-/// An event as the hub hands it out: a place in the batch it was published
-/// with (see the module docs). Cloning it counts a reference.
-#[derive(Clone)]
-pub struct Delivered {
-    batch: Arc<[Sequenced]>,
-    at: usize,
-}
-
-impl Delivered {
-    /// Every event of `batch`, in order.
-    fn all(batch: Arc<[Sequenced]>) -> impl Iterator<Item = Self> {
-        (0..batch.len()).map(move |at| Self {
-            batch: Arc::clone(&batch),
-            at,
-        })
-    }
-}
-
-impl std::ops::Deref for Delivered {
-    type Target = Sequenced;
-
-    fn deref(&self) -> &Sequenced {
-        &self.batch[self.at]
-    }
-}
-
-impl std::fmt::Debug for Delivered {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        Sequenced::fmt(self, f)
-    }
-}
-
 /// `Option<Arc<str>>` as an optional string (serde's `rc` feature would
 /// change every crate's build for this one field).
 mod shared_str {
@@ -145,7 +106,7 @@ pub enum CatchUp {
     /// Nothing to catch up on (no `Last-Event-ID`).
     Live,
     /// The events after the one the client saw, oldest first.
-    Replay(Vec<Delivered>),
+    Replay(Vec<Arc<Sequenced>>),
     /// The buffer no longer holds the client's last event.
     Resync,
 }
@@ -313,10 +274,10 @@ impl EventHub {
 
     fn publish_session(&self, session_id: &str, events: impl IntoIterator<Item = Sequenced>) {
         // Made ready before `deliver` takes the hub's lock, which every
-        // conversation shares: the relay's copies and the batch.
-        let batch: Arc<[Sequenced]> = events
+        // conversation shares: the relay's copies and the shared events.
+        let events: Vec<Arc<Sequenced>> = events
             .into_iter()
-            .inspect(|event| {
+            .map(|event| {
                 if let Some(relay) = &self.relay {
                     // The relay task outlives the hub's users; a closed queue
                     // only means the process is shutting down.
@@ -325,17 +286,18 @@ impl EventHub {
                         event: event.clone(),
                     });
                 }
+                Arc::new(event)
             })
             .collect();
-        self.deliver(session_id, batch);
+        self.deliver(session_id, events);
     }
 
-    /// Buffers and broadcasts a batch of one conversation's events on this
-    /// instance, in order, under one lock.
-    fn deliver(&self, session_id: &str, batch: Arc<[Sequenced]>) {
+    /// Buffers and broadcasts events of one conversation on this instance,
+    /// in order, under one lock.
+    fn deliver(&self, session_id: &str, events: impl IntoIterator<Item = Arc<Sequenced>>) {
         let mut channels = self.channels_swept();
         let channel = channels.of(session_id);
-        for event in Delivered::all(batch) {
+        for event in events {
             if channel.replay.len() == REPLAY_CAPACITY {
                 channel.replay.pop_front();
             }
@@ -352,7 +314,7 @@ impl EventHub {
     fn deliver_relayed(&self, relayed: Relayed) {
         match relayed {
             Relayed::Session { session_id, event } => {
-                self.deliver(&session_id, Arc::from([event]));
+                self.deliver(&session_id, [Arc::new(event)]);
             }
             Relayed::Approvals { event } => {
                 let _ = self.approvals.send(event);
@@ -465,21 +427,6 @@ mod tests {
         // An event the buffer never held (or no longer holds): reload.
         let (catch_up, _rx) = hub.subscribe("s", Some(EventId { epoch: 1, n: 0 }));
         assert!(matches!(catch_up, CatchUp::Resync));
-    }
-
-    #[tokio::test]
-    async fn a_reconnect_inside_a_batch_gets_the_rest_of_it_and_what_followed() {
-        let hub = hub();
-        let p = publisher(&hub, 4);
-        p.publish_all(["a", "b", "c"].map(token));
-        p.publish_all(["d", "e"].map(token));
-        let (catch_up, _rx) = hub.subscribe("s", Some(EventId { epoch: 4, n: 1 }));
-        let CatchUp::Replay(missed) = catch_up else {
-            panic!("expected a replay")
-        };
-        let got: Vec<(u64, AgentEvent)> =
-            missed.iter().map(|e| (e.id.n, e.event.clone())).collect();
-        assert_eq!(got, [(2, token("c")), (3, token("d")), (4, token("e"))]);
     }
 
     fn n_of(received: Received) -> u64 {

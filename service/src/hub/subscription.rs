@@ -15,15 +15,16 @@
 //! it subscribed.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use tokio::sync::broadcast::{self, error::RecvError};
 
-use super::{Delivered, EventHub};
+use super::{EventHub, Sequenced};
 
 /// What [`Subscription::recv`] gives.
 #[derive(Debug)]
 pub(crate) enum Received {
-    Event(Delivered),
+    Event(Arc<Sequenced>),
     /// Events were missed that the replay buffer no longer holds; the
     /// subscription goes on with the live events.
     FellBehind,
@@ -35,11 +36,11 @@ pub(crate) enum Received {
 pub(crate) struct Subscription {
     pub(super) hub: EventHub,
     pub(super) session_id: String,
-    pub(super) rx: broadcast::Receiver<Delivered>,
+    pub(super) rx: broadcast::Receiver<Arc<Sequenced>>,
     /// The channel position of the next event this subscriber is owed.
     pub(super) next: u64,
     /// Events taken from the replay buffer after a lag, not yet handed out.
-    pub(super) backlog: VecDeque<Delivered>,
+    pub(super) backlog: VecDeque<Arc<Sequenced>>,
 }
 
 impl Subscription {
@@ -87,9 +88,9 @@ impl Subscription {
 pub(super) struct CaughtUp {
     /// The events from its position on, when the replay buffer still holds
     /// them all.
-    pub(super) missed: Option<VecDeque<Delivered>>,
+    pub(super) missed: Option<VecDeque<Arc<Sequenced>>>,
     /// A new place in the ring, right after the last buffered event.
-    pub(super) rx: broadcast::Receiver<Delivered>,
+    pub(super) rx: broadcast::Receiver<Arc<Sequenced>>,
     /// The position of the first event `missed` holds (or of the next live
     /// one).
     pub(super) next: u64,
