@@ -58,6 +58,10 @@ impl DemoFaults {
     /// The wrong calls a planning step makes instead of the right ones, if
     /// any: the order the customer named (ORD-123 when none).
     pub fn calls(self, r: &Reading) -> Option<Vec<Call>> {
+        if !(self.repeat_call || self.unknown_tool || self.malformed_args) {
+            // No planning fault: nothing to name, so nothing to read.
+            return None;
+        }
         let oid = r
             .orders()
             .ids()

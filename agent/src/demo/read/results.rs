@@ -109,6 +109,13 @@ fn normalize_order_id(raw: &str) -> Option<String> {
     if !raw.is_empty() && raw.chars().all(|c| c.is_ascii_digit()) {
         return Some(format!("ORD-{raw}"));
     }
+    // The form the tools take and give: already normal, no pattern to run.
+    if raw
+        .strip_prefix("ORD-")
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Some(raw.to_owned());
+    }
     extract_order_id(raw)
 }
 
@@ -226,5 +233,29 @@ mod tests {
             None,
         );
         assert_eq!(bad.order_id(), None);
+    }
+
+    #[test]
+    fn a_normal_id_reads_as_the_pattern_reads_it() {
+        for raw in [
+            "ORD-123",
+            " ORD-0042 ",
+            "ORD-",
+            "ORD-12a",
+            "ORD-1 ORD-2",
+            "ord-5",
+            "ORD5",
+            "123",
+            "ORD-１２",
+            "order 77",
+        ] {
+            let pattern =
+                if raw.trim().bytes().all(|b| b.is_ascii_digit()) && !raw.trim().is_empty() {
+                    Some(format!("ORD-{}", raw.trim()))
+                } else {
+                    extract_order_id(raw.trim())
+                };
+            assert_eq!(normalize_order_id(raw), pattern, "{raw:?}");
+        }
     }
 }
