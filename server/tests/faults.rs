@@ -91,12 +91,12 @@ async fn killed_during_a_tool_call(mode: &str) {
     let db_url = format!("sqlite://{}/aics.db", dir.display());
     let log = dir.join("server.log");
     let durability = ("AICS_DURABILITY", mode);
-    let first = Server::start(
-        &db_url,
-        &log,
-        &[("AICS_DEMO_TOOL_DELAY_MS", "60000"), durability],
-    )
-    .await;
+    let mut env = vec![("AICS_DEMO_TOOL_DELAY_MS", "60000"), durability];
+    if mode == "async" {
+        // Shared: the test reads the file beside it, during the tool call.
+        env.push(("AICS_SQLITE_SHARED", "true"));
+    }
+    let first = Server::start(&db_url, &log, &env).await;
     let sid = format!("kill-during-tool-{mode}");
     let mut events = first.events(&sid, None).await;
     let (status, accepted) = first
@@ -108,6 +108,18 @@ async fn killed_during_a_tool_call(mode: &str) {
     assert_eq!(status, 202);
     let gid = accepted["graphExecutionId"].as_str().unwrap().to_owned();
     events.until(|e| e.event == "tool_start").await;
+    if mode == "async" {
+        // `async` writes the checkpoints while the tool call waits, not
+        // before it starts: `tool_start` may reach us first (it did once
+        // the runtime ran tasks in the order they were woken). The kill
+        // comes during the call, once they had the time they need.
+        let db = open(&db_url).await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while db.list_checkpoints(&gid).await.unwrap().len() < 4 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        db.close().await;
+    }
     first.kill();
     let db = open(&db_url).await;
     let left = db.list_checkpoints(&gid).await.unwrap().len();
