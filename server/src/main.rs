@@ -36,10 +36,11 @@ fn main() -> anyhow::Result<()> {
 /// commit, tool and token; at 64 turns at once the favoured ones ran ahead
 /// while the rest waited longer, and a core sat idle more often. Without the
 /// slot, tasks run in the order they were woken: the chat API's p99 came
-/// out lower in 13 of 16 pairs of one build with and without it
-/// (BENCHMARKS.md, round 36). A build without the option (a `RUSTFLAGS` of
-/// one's own replaces the config's) keeps tokio's default, and works the
-/// same.
+/// out lower in 13 of 16 pairs of one build with and without it, and from
+/// 8 turns at once on every measure was better; one turn at a time pays a
+/// little, its steps hopping between the cores (BENCHMARKS.md, round 36).
+/// A build without the option (a `RUSTFLAGS` of one's own replaces the
+/// config's) keeps tokio's default, and works the same.
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all();
