@@ -67,7 +67,7 @@ pub fn normalize_order_id(raw: &str) -> Result<String, ToolError> {
 }
 
 /// Whether `digits` is the number of an order: 1 to 12 ASCII digits.
-fn is_order_number(digits: &str) -> bool {
+pub(crate) fn is_order_number(digits: &str) -> bool {
     !digits.is_empty() && digits.len() <= 12 && digits.bytes().all(|c| c.is_ascii_digit())
 }
 

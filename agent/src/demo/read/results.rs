@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::model::{Message, ModelRequest};
 use crate::support::heuristics::extract_order_id;
 use crate::support::prompt::TOOL_RESULTS_HEADING;
+use crate::tools::order::is_order_number;
 
 /// Why a tool call failed, in the terms the customer is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,10 +111,7 @@ fn normalize_order_id(raw: &str) -> Option<String> {
         return Some(format!("ORD-{raw}"));
     }
     // The form the tools take and give: already normal, no pattern to run.
-    if raw
-        .strip_prefix("ORD-")
-        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-    {
+    if raw.strip_prefix("ORD-").is_some_and(is_order_number) {
         return Some(raw.to_owned());
     }
     extract_order_id(raw)
