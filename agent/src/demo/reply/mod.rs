@@ -14,7 +14,7 @@ mod en;
 mod zh;
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
+use sonic_rs::{JsonContainerTrait, JsonValueTrait, Value};
 
 use super::read::{
     explicit_complaint, wants_refund, Failure, Lang, Observation, Orders, Question, Reading,
@@ -42,18 +42,20 @@ pub struct Event {
 
 impl Event {
     fn from_value(v: &Value) -> Option<Self> {
-        let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
-        let e = match v {
-            Value::String(s) => Self {
-                description: Some(s.clone()),
+        let text = |key: &str| v[key].as_str().map(str::to_owned);
+        let e = if let Some(s) = v.as_str() {
+            Self {
+                description: Some(s.to_owned()),
                 ..Self::default()
-            },
-            Value::Object(_) => Self {
+            }
+        } else if v.is_object() {
+            Self {
                 description: text("description"),
                 code: text("event").or_else(|| text("status")),
                 location: text("location"),
-            },
-            _ => return None,
+            }
+        } else {
+            return None;
         };
         (e.description.is_some() || e.code.is_some()).then_some(e)
     }
