@@ -70,10 +70,11 @@ impl std::fmt::Display for Durability {
 /// database), and the checkpoints handed over before it completes wait in
 /// `buffer` and go together in the next write, one transaction on the
 /// stores that have them. A run whose nodes never wait — the offline demo
-/// model without its token delay, a benchmark's fake one — thus writes its
-/// first checkpoint and then the rest in one batch when it returns; a run
-/// waiting on a real model writes each checkpoint during the next node's
-/// call.
+/// model without its token delay, a benchmark's fake one — thus writes
+/// nothing until it returns (a write starts only when it is polled), then
+/// its first checkpoint and the rest in one batch: a crash before that
+/// loses the whole invocation, as in `Exit`. A run waiting on a real model
+/// writes each checkpoint during the next node's call.
 pub(crate) struct Writes<'a> {
     checkpointer: &'a dyn Checkpointer,
     mode: Durability,
