@@ -28,6 +28,8 @@ pub struct FakeBackend {
     orders: Vec<OrderDetail>,
     tickets: Mutex<HashMap<String, Ticket>>,
     escalated: Mutex<Vec<String>>,
+    /// How many times an order was read.
+    order_reads: AtomicUsize,
 }
 
 impl Default for FakeBackend {
@@ -147,6 +149,7 @@ impl Default for FakeBackend {
             ],
             tickets: Mutex::default(),
             escalated: Mutex::default(),
+            order_reads: AtomicUsize::new(0),
         }
     }
 }
@@ -161,6 +164,11 @@ impl FakeBackend {
     pub fn escalated(&self) -> Vec<String> {
         self.escalated.lock().map(|e| e.clone()).unwrap_or_default()
     }
+
+    /// How many times a tool read an order from this store.
+    pub fn order_reads(&self) -> usize {
+        self.order_reads.load(Ordering::Relaxed)
+    }
 }
 
 /// Policy articles of the fake knowledge base: title, search words, text.
@@ -174,6 +182,7 @@ const ARTICLES: &[(&str, &str, &str)] = &[
 #[async_trait]
 impl SupportBackend for FakeBackend {
     async fn order(&self, order_id: &str) -> Result<Option<OrderDetail>, BackendError> {
+        self.order_reads.fetch_add(1, Ordering::Relaxed);
         Ok(self.orders.iter().find(|o| o.order.id == order_id).cloned())
     }
 

@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::model::ToolSpec;
+use crate::tools::StepReads;
 
 /// The text of a tool's result as the model reads it: a string as it is,
 /// anything else as JSON. sonic-rs writes the text serde_json writes (a
@@ -39,6 +40,9 @@ pub struct ToolContext {
     /// The tool-call id: tools with side effects use it as their idempotency
     /// key, because a step resumed after an interrupt may run again.
     pub tool_call_id: String,
+    /// What the calls of this step read, shared by them (an order asked
+    /// about by two tools is read once); each step makes its own.
+    pub reads: StepReads,
 }
 
 /// What can go wrong in a tool call. The `tools` node turns every variant

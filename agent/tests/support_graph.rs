@@ -347,6 +347,42 @@ async fn the_calls_of_one_step_run_concurrently() {
 }
 
 #[tokio::test]
+async fn the_calls_of_one_step_read_an_order_once_and_the_next_step_afresh() {
+    let backend = Arc::new(FakeBackend::default());
+    let model = Arc::new(ScriptedModel::new([
+        Scripted::Calls(vec![
+            call("1", "order_query", json!({"order_id": "ORD-123"})),
+            call("2", "logistics_track", json!({"order_id": "123"})),
+            call("3", "order_query", json!({"order_id": "ORD-456"})),
+        ]),
+        Scripted::Calls(vec![call(
+            "4",
+            "order_query",
+            json!({"order_id": "ORD-123"}),
+        )]),
+        Scripted::Text("done".into()),
+    ]));
+    let f = fixture(
+        model,
+        fake_tools_with(backend.clone()),
+        SupportConfig::default(),
+    );
+    let (trace, _) = turn(&f.agent, TurnInput::new("s", "where are my orders")).await;
+    assert_eq!(trace.steps_taken, 2);
+    // Step one: ORD-123 for two tools (one of them asked as "123"), and
+    // ORD-456; step two: ORD-123 again, read anew.
+    assert_eq!(backend.order_reads(), 3);
+    let outputs: Vec<_> = trace.tool_calls.iter().map(|c| &c.output).collect();
+    assert_eq!(outputs[0]["order_id"], "ORD-123");
+    assert_eq!(outputs[1]["order_id"], "ORD-123");
+    assert!(outputs[1]["events"]
+        .as_array()
+        .is_some_and(|e| !e.is_empty()));
+    assert_eq!(outputs[2]["order_id"], "ORD-456");
+    assert_eq!(outputs[3]["status"], outputs[0]["status"]);
+}
+
+#[tokio::test]
 async fn failing_unknown_and_malformed_calls_become_error_results_the_model_sees() {
     let tools = fake_tools().with(FailingTool("crm_lookup"));
     let model = Arc::new(ScriptedModel::new([

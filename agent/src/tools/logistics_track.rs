@@ -20,8 +20,8 @@ impl TypedTool for LogisticsTrack {
         "Track the parcel of an order (e.g. ORD-123): carrier, tracking number \
          and every logistics event, oldest first, with any anomaly.";
 
-    async fn run(&self, _ctx: &ToolContext, args: OrderArgs) -> Result<Value, ToolError> {
-        let d = load_order(self.0.as_ref(), &args.order_id).await?;
+    async fn run(&self, ctx: &ToolContext, args: OrderArgs) -> Result<Value, ToolError> {
+        let d = load_order(self.0.as_ref(), ctx, &args.order_id).await?;
         let nested = [
             (
                 "events",

@@ -21,12 +21,14 @@ pub mod knowledge_search;
 pub mod logistics_track;
 pub mod order;
 pub mod order_query;
+pub mod reads;
 pub mod ticket_create;
 
 use std::sync::Arc;
 
 pub use backend::{BackendError, NewTicket, SupportBackend};
 pub use order::normalize_order_id;
+pub use reads::StepReads;
 pub use ticket_create::TICKET_CATEGORIES;
 
 use crate::tool::{ToolError, ToolRegistry, TypedTool};

@@ -1,13 +1,15 @@
 //! Orders as the tools show them: ids as people write them, the argument
 //! type of the order tools, the events and the logistics anomaly in JSON.
 
+use std::sync::Arc;
+
 use aics_types::{LogisticsEvent, OrderDetail};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::backend::SupportBackend;
-use crate::tool::ToolError;
+use crate::tool::{ToolContext, ToolError};
 
 /// The arguments of `order_query` and `logistics_track`: one order.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -71,14 +73,17 @@ pub(crate) fn is_order_number(digits: &str) -> bool {
     !digits.is_empty() && digits.len() <= 12 && digits.bytes().all(|c| c.is_ascii_digit())
 }
 
-/// The order `raw` names, or the error result the model sees.
+/// The order `raw` names, as this step read it
+/// ([`crate::tools::StepReads`]), or the
+/// error result the model sees.
 pub(crate) async fn load_order(
     backend: &dyn SupportBackend,
+    ctx: &ToolContext,
     raw: &str,
-) -> Result<OrderDetail, ToolError> {
+) -> Result<Arc<OrderDetail>, ToolError> {
     let id = normalize_order_id(raw)?;
-    backend
-        .order(&id)
+    ctx.reads
+        .order(backend, &id)
         .await?
         .ok_or_else(|| ToolError::NotFound(format!("there is no order {id}")))
 }

@@ -22,8 +22,8 @@ impl TypedTool for OrderQuery {
         "Look up an order by its id (e.g. ORD-123): status, customer, items, \
          total, promised delivery date, latest logistics event and any logistics anomaly.";
 
-    async fn run(&self, _ctx: &ToolContext, args: OrderArgs) -> Result<Value, ToolError> {
-        let d = load_order(self.0.as_ref(), &args.order_id).await?;
+    async fn run(&self, ctx: &ToolContext, args: OrderArgs) -> Result<Value, ToolError> {
+        let d = load_order(self.0.as_ref(), ctx, &args.order_id).await?;
         let items = d
             .items
             .iter()

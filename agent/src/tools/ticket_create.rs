@@ -62,7 +62,7 @@ impl TypedTool for TicketCreate {
             .map(str::trim)
             .filter(|s| !s.is_empty())
         {
-            Some(raw) => Some(load_order(self.0.as_ref(), raw).await?),
+            Some(raw) => Some(load_order(self.0.as_ref(), ctx, raw).await?),
             None => None,
         };
         // The tool-call id is the idempotency key; a call without one (a
@@ -75,7 +75,7 @@ impl TypedTool for TicketCreate {
         // Complaints and refunds, and anything about an order with a
         // logistics anomaly, go to the front of the queue.
         let urgent = matches!(category.as_str(), "complaint" | "refund")
-            || order.as_ref().and_then(anomaly).is_some();
+            || order.as_deref().and_then(anomaly).is_some();
         let priority = if urgent { "high" } else { "normal" };
         let customer_id = order
             .as_ref()

@@ -39,6 +39,7 @@ fn ctx(session: &str, call: &str) -> ToolContext {
         customer_id: None,
         graph_execution_id: "g-test".into(),
         tool_call_id: call.into(),
+        ..ToolContext::default()
     }
 }
 

@@ -22,6 +22,7 @@ use crate::support::state::ToolCallSig;
 use crate::support::{Decision, Progress, SupportState};
 use crate::tool::result_text;
 use crate::tool::{ToolContext, ToolError};
+use crate::tools::StepReads;
 
 /// Executes the step's tool calls.
 pub struct Tools(pub(crate) Arc<Shared>);
@@ -86,6 +87,7 @@ impl Tools {
         s: &SupportState,
         call: &ToolCall,
         args: Value,
+        reads: &StepReads,
     ) -> (Value, ToolCallStatus) {
         let result = match self.0.tools.get(&call.name) {
             None => Err(ToolError::UnknownTool(call.name.clone())),
@@ -99,6 +101,7 @@ impl Tools {
                     customer_id: s.customer_id.clone(),
                     graph_execution_id: s.graph_execution_id.clone(),
                     tool_call_id: call.id.clone(),
+                    reads: reads.clone(),
                 };
                 let timeout = self.0.config.tool_timeout;
                 match tokio::time::timeout(timeout, tool.call(&ctx, args)).await {
@@ -120,12 +123,13 @@ impl Tools {
         ctx: &NodeContext<'_, SupportState>,
         call: &ToolCall,
         plan: &CallPlan,
+        reads: &StepReads,
     ) -> ToolCallRecord {
         let started = Instant::now();
         let (output, status) = match plan {
             CallPlan::Deny(reason) => (Value::String(denied_text(reason)), ToolCallStatus::Denied),
             CallPlan::Refuse(text, _) => (Value::String(text.clone()), ToolCallStatus::Denied),
-            CallPlan::Run(args) => self.execute(s, call, Value::clone(args)).await,
+            CallPlan::Run(args) => self.execute(s, call, Value::clone(args), reads).await,
         };
         let mut rec = record(call, plan.input(call), output.into(), status);
         if let Some(existing) = s.tool_records.iter().find(|r| r.id == call.id) {
@@ -157,11 +161,14 @@ impl Node<SupportState> for Tools {
             s.upsert_record(running);
         }
         let state: &SupportState = s;
+        // The step's calls share what they read (an order two of them ask
+        // about is read once); the next step reads afresh.
+        let reads = StepReads::default();
         let outcomes = futures::future::join_all(
             calls
                 .iter()
                 .zip(&plans)
-                .map(|(call, plan)| self.settle(state, ctx, call, plan)),
+                .map(|(call, plan)| self.settle(state, ctx, call, plan, &reads)),
         )
         .await;
         for (call, rec) in calls.iter().zip(outcomes) {
