@@ -27,9 +27,12 @@ test("a customer chats, the agent takes over, replies and hands back", async ({ 
   await hydrated(customer);
   await expect(customer.getByTestId("customer-page")).toBeVisible();
   await expect(customer.getByTestId("nav-approvals")).toHaveCount(0);
+  // The page is lazy: its box answers once the page's own script has run,
+  // which may be after the console's root says it is hydrated.
+  const composer = customer.getByTestId("customer-composer");
+  await expect(composer).toHaveAttribute("data-ready", "true");
 
   // The customer writes; the agent sees it live, the reply streams to the customer.
-  const composer = customer.getByTestId("customer-composer");
   await composer.fill("What is your return policy?");
   await composer.press("Enter");
   await expect(agent.locator('[data-role="customer"]').last()).toContainText("return policy");
@@ -78,6 +81,37 @@ test("a customer chats, the agent takes over, replies and hands back", async ({ 
   await expect
     .poll(() => customer.locator('[data-role="assistant"]').count(), { timeout: 20_000 })
     .toBeGreaterThan(answers);
+  await customerContext.close();
+});
+
+test("what a customer types before the page's script has run is kept, and sent", async ({ browser }) => {
+  const agent = await signedInPage(browser, "agent");
+  await newConversation(agent);
+  await agent.getByTestId("customer-link").click();
+  const linkBox = agent.getByTestId("customer-link-url");
+  await expect(linkBox).toHaveValue(/\/chat\/[0-9a-f]{64}$/);
+  const url = await linkBox.inputValue();
+
+  const customerContext = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  const customer = await customerContext.newPage();
+  // Hold the script back until the customer has typed.
+  let release = () => {};
+  const typed = new Promise<void>((resolve) => (release = resolve));
+  await customer.route(/\.wasm$/, async (route) => {
+    await typed;
+    await route.continue();
+  });
+  await customer.goto(url, { waitUntil: "commit" });
+  const composer = customer.getByTestId("customer-composer");
+  await expect(composer).toHaveAttribute("data-ready", "false");
+  await composer.fill("Do you ship to Lyon?");
+  release();
+
+  await expect(composer).toHaveAttribute("data-ready", "true");
+  await expect(composer).toHaveValue("Do you ship to Lyon?");
+  await composer.press("Enter");
+  await expect(customer.locator('[data-role="customer"]').last()).toContainText("ship to Lyon");
+  await expect(agent.locator('[data-role="customer"]').last()).toContainText("ship to Lyon");
   await customerContext.close();
 });
 

@@ -184,6 +184,10 @@ fn LiveChat(loaded: WithHtml<CustomerChat>, token: String) -> impl IntoView {
     let w = words(&chat.lang);
     let draft = RwSignal::new(String::new());
     let token = StoredValue::new(token);
+    let composer = NodeRef::<leptos::html::Textarea>::new();
+    // Whether the box answers yet: false in the page the server sends,
+    // true once the page's script has taken the box over.
+    let ready = RwSignal::new(false);
 
     #[cfg(feature = "hydrate")]
     {
@@ -213,13 +217,47 @@ fn LiveChat(loaded: WithHtml<CustomerChat>, token: String) -> impl IntoView {
             }
         });
         on_cleanup(move || stream.dispose());
+
+        // The box and the draft. The box is not bound to the draft by a
+        // property: hydration would reset it and lose what the customer
+        // typed before the page's script ran (the page is lazy: its script
+        // may come after the customer starts typing). What was typed is
+        // adopted; the draft is written back only when the page changes
+        // it (cleared on send, given back when a send is refused).
+        let adopted = StoredValue::new(false);
+        Effect::new(move |_| {
+            let text = draft.get();
+            let Some(el) = composer.get() else {
+                return;
+            };
+            if !adopted.get_value() {
+                adopted.set_value(true);
+                ready.set(true);
+                let typed = el.value();
+                if text.is_empty() && !typed.is_empty() {
+                    draft.set(typed);
+                    return;
+                }
+            }
+            if el.value() != text {
+                el.set_value(&text);
+            }
+        });
     }
 
     let send_action = Call::<CustomerSend>::new();
     let error = RwSignal::new(None::<String>);
     Effect::new(move |_| match send_action.answer().get() {
         Some(Err(e)) => {
-            state.update(|s| s.send_failed());
+            // The refused text goes back into the box, unless something
+            // new was typed there meanwhile.
+            if let Some(text) = state.try_update(|s| s.send_failed()).flatten() {
+                draft.update(|d| {
+                    if d.is_empty() {
+                        *d = text;
+                    }
+                });
+            }
             error.set(Some(e.message));
         }
         Some(Ok(_)) => error.set(None),
@@ -292,7 +330,8 @@ fn LiveChat(loaded: WithHtml<CustomerChat>, token: String) -> impl IntoView {
                     rows="1"
                     placeholder=w.placeholder
                     class="min-h-11 flex-1 resize-none rounded-xl border border-slate-300 px-3 py-2 text-base sm:text-sm"
-                    prop:value=move || draft.get()
+                    node_ref=composer
+                    data-ready=move || ready.get().to_string()
                     on:input=move |ev| draft.set(event_target_value(&ev))
                     on:keydown=move |ev| {
                         if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {

@@ -60,11 +60,13 @@ impl ChatState {
         self.next_local -= 1;
     }
 
-    /// The message was refused: take its line back out.
-    pub fn send_failed(&mut self) {
+    /// The message was refused: take its line back out, and give its text
+    /// back to be sent again (nothing the customer typed is lost).
+    pub fn send_failed(&mut self) -> Option<String> {
         if self.messages.last().is_some_and(|m| m.id < 0) {
-            self.messages.pop();
+            return self.messages.pop().map(|m| m.content);
         }
+        None
     }
 
     /// Adds a stored message once (replacing this page's own line for it).
@@ -189,5 +191,28 @@ mod tests {
         assert!(s.with_human);
         assert_eq!(s.messages.len(), 3);
         assert!(s.apply(CustomerEvent::Resync, Timestamp::default()));
+    }
+
+    #[test]
+    fn a_refused_message_leaves_the_page_and_its_text_comes_back() {
+        let mut s = ChatState::new(&chat());
+        s.sent("Where is ORD-123?", Timestamp::default());
+        assert_eq!(s.send_failed().as_deref(), Some("Where is ORD-123?"));
+        assert!(s.messages.is_empty());
+        // Nothing of this page's own to take back: a stored line stays.
+        s.apply(
+            CustomerEvent::Message {
+                message: CustomerMessage {
+                    id: 4,
+                    role: MessageRole::Customer,
+                    content: "stored".into(),
+                    author: None,
+                    created_at: Timestamp::default(),
+                },
+            },
+            Timestamp::default(),
+        );
+        assert_eq!(s.send_failed(), None);
+        assert_eq!(s.messages.len(), 1);
     }
 }
