@@ -1,6 +1,8 @@
 //! The UI atoms every page shares, each defined once.
 
 pub mod badges;
+#[cfg(feature = "hydrate")]
+pub mod draft;
 pub mod errors;
 pub mod icons;
 pub mod json;

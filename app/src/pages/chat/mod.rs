@@ -218,31 +218,10 @@ fn LiveChat(loaded: WithHtml<CustomerChat>, token: String) -> impl IntoView {
         });
         on_cleanup(move || stream.dispose());
 
-        // The box and the draft. The box is not bound to the draft by a
-        // property: hydration would reset it and lose what the customer
-        // typed before the page's script ran (the page is lazy: its script
-        // may come after the customer starts typing). What was typed is
-        // adopted; the draft is written back only when the page changes
-        // it (cleared on send, given back when a send is refused).
-        let adopted = StoredValue::new(false);
-        Effect::new(move |_| {
-            let text = draft.get();
-            let Some(el) = composer.get() else {
-                return;
-            };
-            if !adopted.get_value() {
-                adopted.set_value(true);
-                ready.set(true);
-                let typed = el.value();
-                if text.is_empty() && !typed.is_empty() {
-                    draft.set(typed);
-                    return;
-                }
-            }
-            if el.value() != text {
-                el.set_value(&text);
-            }
-        });
+        // The box and the draft: what was typed before the page's script
+        // ran (the page is lazy: its script may come after the customer
+        // starts typing) is kept.
+        crate::components::draft::keep_draft(draft, composer, move || ready.set(true));
     }
 
     let send_action = Call::<CustomerSend>::new();

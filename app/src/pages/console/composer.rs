@@ -60,25 +60,7 @@ pub fn Composer(chat: Chat) -> impl IntoView {
     // The box and the draft (browser only).
     #[cfg(feature = "hydrate")]
     {
-        let adopted = StoredValue::new(false);
-        Effect::new(move |_| {
-            let text = draft.get();
-            let Some(el) = composer.get() else {
-                return;
-            };
-            if !adopted.get_value() {
-                adopted.set_value(true);
-                // What was typed before the page's script ran.
-                let typed = el.value();
-                if text.is_empty() && !typed.is_empty() {
-                    draft.set(typed);
-                    return;
-                }
-            }
-            if el.value() != text {
-                el.set_value(&text);
-            }
-        });
+        crate::components::draft::keep_draft(draft, composer, || {});
         Effect::new(move |_| {
             if let Some(el) = composer.get() {
                 focus_when_shown(el, FOCUS_TRIES);
