@@ -12,7 +12,7 @@
 //! steps or turns, where the order may have changed.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use aics_types::OrderDetail;
 
@@ -22,8 +22,11 @@ use super::backend::{BackendError, SupportBackend};
 /// clone: clones share what was read.
 #[derive(Clone, Default)]
 pub struct StepReads {
-    orders: Arc<Mutex<Vec<Arc<OrderDetail>>>>,
+    orders: Arc<Mutex<Kept>>,
 }
+
+/// Each order read, under the id it was asked for.
+type Kept = Vec<(String, Arc<OrderDetail>)>;
 
 impl StepReads {
     /// The order `order_id` (normalised, e.g. `ORD-123`) as this step first
@@ -42,16 +45,22 @@ impl StepReads {
             return Ok(None);
         };
         let detail = Arc::new(detail);
-        let mut orders = self.orders.lock().unwrap_or_else(PoisonError::into_inner);
-        if !orders.iter().any(|o| o.order.id == order_id) {
-            orders.push(Arc::clone(&detail));
+        if self.kept(order_id).is_none() {
+            self.lock().push((order_id.to_owned(), Arc::clone(&detail)));
         }
         Ok(Some(detail))
     }
 
     fn kept(&self, order_id: &str) -> Option<Arc<OrderDetail>> {
-        let orders = self.orders.lock().unwrap_or_else(PoisonError::into_inner);
-        orders.iter().find(|o| o.order.id == order_id).cloned()
+        let orders = self.lock();
+        orders
+            .iter()
+            .find(|(id, _)| id == order_id)
+            .map(|(_, detail)| Arc::clone(detail))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Kept> {
+        self.orders.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -67,9 +76,8 @@ impl Eq for StepReads {}
 
 impl fmt::Debug for StepReads {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let orders = self.orders.lock().unwrap_or_else(PoisonError::into_inner);
         f.debug_struct("StepReads")
-            .field("orders", &orders.len())
+            .field("orders", &self.lock().len())
             .finish()
     }
 }
