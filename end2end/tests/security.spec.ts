@@ -41,7 +41,9 @@ test("the console works under the CSP with no console errors", async ({ page }) 
 });
 
 test("repeated wrong passwords get a clear wait-and-retry message on the sign-in page", async ({ page }) => {
-  // A name of its own, so no other test's account is throttled.
+  // A name of its own, so no other test's account is throttled. The e2e
+  // server locks a name at its sixth failure (scripts/e2e.sh), so the
+  // refusal below lasts however slow the run is.
   const username = `lockout-${Date.now()}`;
   await page.goto("/login");
   await hydrated(page);
