@@ -4,6 +4,14 @@
 //! stream; and the relay that carries both between instances (PostgreSQL
 //! `LISTEN/NOTIFY`, [`relay`]).
 //!
+//! A conversation gets its buffer when a stream of it first opens on this
+//! instance. Until then, a lone instance (SQLite: no relay) drops its
+//! events as they are published: no client can name one of them to
+//! reconnect after, since ids are only handed out on a stream, and a
+//! client that opens one later starts live and reads the rest from the
+//! database. An instance among several keeps them from the first event,
+//! because a client watching on another instance may reconnect to this one.
+//!
 //! Publishing never waits: every subscriber reads from its own bounded view
 //! of a small broadcast ring, so a slow reader falls behind alone; it then
 //! catches up from the replay buffer ([`subscription`]), and only when that
@@ -130,6 +138,9 @@ pub(crate) struct EventHub {
     channels: Arc<Mutex<Channels>>,
     approvals: broadcast::Sender<AgentEvent>,
     relay: Option<mpsc::UnboundedSender<Relayed>>,
+    /// Whether a conversation no stream has opened on this instance keeps
+    /// its events (an instance among several; see the module's comment).
+    keep_unwatched: bool,
     db: Database,
 }
 
@@ -140,9 +151,11 @@ impl EventHub {
             channels: Arc::default(),
             approvals: broadcast::channel(APPROVALS_CAPACITY).0,
             relay: None,
+            keep_unwatched: false,
             db: db.clone(),
         };
         hub.relay = relay::start(db, instance_id, hub.local()).await?;
+        hub.keep_unwatched = hub.relay.is_some();
         Ok(hub)
     }
 
@@ -153,6 +166,7 @@ impl EventHub {
             channels: self.channels.clone(),
             approvals: self.approvals.clone(),
             relay: None,
+            keep_unwatched: self.keep_unwatched,
             db: self.db.clone(),
         }
     }
@@ -273,6 +287,11 @@ impl EventHub {
     }
 
     fn publish_session(&self, session_id: &str, events: impl IntoIterator<Item = Sequenced>) {
+        if !self.keep_unwatched && !self.channels_swept().map.contains_key(session_id) {
+            // A lone instance, and no stream of this conversation opened
+            // here (or its buffer was swept): nobody can ask for these.
+            return;
+        }
         // Made ready before `deliver` takes the hub's lock, which every
         // conversation shares: the relay's copies and the shared events.
         let events: Vec<Arc<Sequenced>> = events
@@ -296,6 +315,10 @@ impl EventHub {
     /// in order, under one lock.
     fn deliver(&self, session_id: &str, events: impl IntoIterator<Item = Arc<Sequenced>>) {
         let mut channels = self.channels_swept();
+        if !self.keep_unwatched && !channels.map.contains_key(session_id) {
+            // Swept since `publish_session` looked: nobody watched it.
+            return;
+        }
         let channel = channels.of(session_id);
         for event in events {
             if channel.replay.len() == REPLAY_CAPACITY {
@@ -368,16 +391,27 @@ mod tests {
     use super::channels::{EVICTED_PER_CALL, MAX_IDLE_CHANNELS, SWEEP_AFTER_MADE};
     use super::*;
 
+    /// A lone instance's hub (as on SQLite).
     fn hub() -> EventHub {
         EventHub {
             channels: Arc::default(),
             approvals: broadcast::channel(8).0,
             relay: None,
+            keep_unwatched: false,
             db: Database::from(
                 sqlx::sqlite::SqlitePoolOptions::new()
                     .connect_lazy("sqlite::memory:")
                     .unwrap(),
             ),
+        }
+    }
+
+    /// The hub of an instance among several (as on PostgreSQL), without
+    /// the relay: it keeps every conversation's events.
+    fn hub_among_several() -> EventHub {
+        EventHub {
+            keep_unwatched: true,
+            ..hub()
         }
     }
 
@@ -412,7 +446,13 @@ mod tests {
     async fn a_reconnect_gets_exactly_what_it_missed() {
         let hub = hub();
         let p = publisher(&hub, 3);
-        for t in ["a", "b", "c", "d"] {
+        // The client watches the first two events, then its stream drops.
+        let (_, first) = hub.subscribe("s", None);
+        for t in ["a", "b"] {
+            p.publish(token(t));
+        }
+        drop(first);
+        for t in ["c", "d"] {
             p.publish(token(t));
         }
         let (catch_up, _rx) = hub.subscribe("s", Some(EventId { epoch: 3, n: 1 }));
@@ -517,8 +557,46 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_replay_buffer_is_bounded() {
+    async fn a_lone_instance_keeps_no_events_of_a_conversation_no_stream_opened() {
         let hub = hub();
+        let p = publisher(&hub, 1);
+        p.publish(token("unseen"));
+        assert!(hub.channels().map.is_empty(), "no buffer was made");
+        // Nobody was handed an id: a stream that names one reloads.
+        let (catch_up, stream) = hub.subscribe("s", Some(EventId { epoch: 1, n: 0 }));
+        assert!(matches!(catch_up, CatchUp::Resync));
+        // From the first stream on, the conversation keeps its events,
+        // also once the stream has closed.
+        p.publish(token("seen"));
+        drop(stream);
+        p.publish(token("missed"));
+        let (catch_up, _rx) = hub.subscribe("s", Some(EventId { epoch: 1, n: 1 }));
+        let CatchUp::Replay(missed) = catch_up else {
+            panic!("expected a replay")
+        };
+        assert_eq!(missed.len(), 1);
+        assert_eq!(missed[0].event, token("missed"));
+    }
+
+    #[tokio::test]
+    async fn an_instance_among_several_keeps_the_events_nobody_here_watched() {
+        // A client watching on another instance may reconnect to this one.
+        let hub = hub_among_several();
+        let p = publisher(&hub, 4);
+        for t in ["a", "b", "c"] {
+            p.publish(token(t));
+        }
+        let (catch_up, _rx) = hub.subscribe("s", Some(EventId { epoch: 4, n: 0 }));
+        let CatchUp::Replay(missed) = catch_up else {
+            panic!("expected a replay")
+        };
+        let ids: Vec<String> = missed.iter().map(|e| e.id.to_string()).collect();
+        assert_eq!(ids, ["4-1", "4-2"]);
+    }
+
+    #[tokio::test]
+    async fn the_replay_buffer_is_bounded() {
+        let hub = hub_among_several();
         let p = publisher(&hub, 1);
         for i in 0..(REPLAY_CAPACITY + 10) {
             p.publish(token(&i.to_string()));
@@ -536,7 +614,7 @@ mod tests {
     async fn buffers_are_doomed_a_few_at_a_time_however_fast_conversations_come() {
         // Far more conversations than SWEEP_EVERY's clock would look at:
         // the count alone makes the sweeps.
-        let hub = hub();
+        let hub = hub_among_several();
         let mut most_doomed = 0;
         for i in 0..(MAX_IDLE_CHANNELS + 20 * SWEEP_AFTER_MADE) {
             let p = Publisher {
@@ -561,7 +639,7 @@ mod tests {
 
     #[tokio::test]
     async fn conversations_nobody_watches_are_bounded_and_the_watched_ones_stay() {
-        let hub = hub();
+        let hub = hub_among_several();
         let (_, _watching) = hub.subscribe("watched", None);
         let watched = Publisher {
             session_id: "watched".into(),
