@@ -425,6 +425,14 @@ mod tests {
         }
     }
 
+    /// The events a catch-up replays (it must be a replay).
+    fn replayed(catch_up: CatchUp) -> Vec<Arc<Sequenced>> {
+        match catch_up {
+            CatchUp::Replay(missed) => missed,
+            other => panic!("expected a replay, got {other:?}"),
+        }
+    }
+
     fn token(t: &str) -> AgentEvent {
         AgentEvent::LlmToken {
             token: t.into(),
@@ -456,9 +464,7 @@ mod tests {
             p.publish(token(t));
         }
         let (catch_up, _rx) = hub.subscribe("s", Some(EventId { epoch: 3, n: 1 }));
-        let CatchUp::Replay(missed) = catch_up else {
-            panic!("expected a replay")
-        };
+        let missed = replayed(catch_up);
         let ids: Vec<String> = missed.iter().map(|e| e.id.to_string()).collect();
         assert_eq!(ids, ["3-2", "3-3"]);
         // The last event seen: nothing missed.
@@ -513,9 +519,7 @@ mod tests {
             assert_eq!(n_of(rx.recv().await), n);
         }
         let (catch_up, _rx) = hub.subscribe("s", Some(EventId { epoch: 2, n: total }));
-        let CatchUp::Replay(missed) = catch_up else {
-            panic!("expected a replay")
-        };
+        let missed = replayed(catch_up);
         assert_eq!(missed.len(), 1);
         assert_eq!(missed[0].event, token("last"));
     }
@@ -571,9 +575,7 @@ mod tests {
         drop(stream);
         p.publish(token("missed"));
         let (catch_up, _rx) = hub.subscribe("s", Some(EventId { epoch: 1, n: 1 }));
-        let CatchUp::Replay(missed) = catch_up else {
-            panic!("expected a replay")
-        };
+        let missed = replayed(catch_up);
         assert_eq!(missed.len(), 1);
         assert_eq!(missed[0].event, token("missed"));
     }
@@ -587,9 +589,7 @@ mod tests {
             p.publish(token(t));
         }
         let (catch_up, _rx) = hub.subscribe("s", Some(EventId { epoch: 4, n: 0 }));
-        let CatchUp::Replay(missed) = catch_up else {
-            panic!("expected a replay")
-        };
+        let missed = replayed(catch_up);
         let ids: Vec<String> = missed.iter().map(|e| e.id.to_string()).collect();
         assert_eq!(ids, ["4-1", "4-2"]);
     }
