@@ -38,6 +38,6 @@ pub mod tool;
 pub mod tools;
 
 pub use support::{
-    AgentError, Decision, Durability, EngineKind, EventSink, PlanProtocol, Progress, SupportAgent,
-    SupportConfig, SupportState, TurnInput,
+    AgentError, Channel, Decision, Durability, EngineKind, EventSink, PlanProtocol, Progress,
+    SupportAgent, SupportConfig, SupportState, TurnInput,
 };

@@ -36,6 +36,9 @@ pub struct ToolContext {
     pub session_id: String,
     /// The customer of the conversation, when known.
     pub customer_id: Option<String>,
+    /// Where the turn's message came from: on the customer channel the
+    /// order tools answer only for `customer_id`'s orders, without personal data.
+    pub channel: crate::support::Channel,
     pub graph_execution_id: String,
     /// The tool-call id: tools with side effects use it as their idempotency
     /// key, because a step resumed after an interrupt may run again.

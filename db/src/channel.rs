@@ -1,8 +1,8 @@
 //! The customer channel's store: each conversation's link token (only its
 //! SHA-256 is kept, like approval tokens), finding a conversation by a
-//! token, and the customer a start page names (found by email, or created).
+//! token, and the unverified contact a start page's visitor gives.
 
-use aics_types::Customer;
+use aics_types::{Contact, Customer};
 
 use crate::tokens::hash_token;
 use crate::{now, Database, DbError};
@@ -43,39 +43,52 @@ impl Database {
         Ok(row.map(|(s,)| s))
     }
 
-    /// The customer with `email` (compared case-insensitively), created
-    /// with `name` and `lang` when there is none. Two start pages racing
-    /// on one new email get the same customer (the unique email decides).
-    #[tracing::instrument(skip_all)]
-    pub async fn find_or_create_customer(
+    /// A new conversation for a visitor of the start page, with what they
+    /// typed kept as its unverified contact and no customer: an email is
+    /// not an identity, so it never attaches the conversation to the
+    /// customer who has it (staff may link one after checking).
+    #[tracing::instrument(skip_all, fields(session_id))]
+    pub async fn start_visitor_conversation(
         &self,
-        name: &str,
-        email: &str,
-        lang: &str,
-    ) -> Result<Customer, DbError> {
-        let email = email.trim().to_lowercase();
-        if let Some(c) = self.customer_by_email(&email).await? {
-            return Ok(c);
-        }
-        let id = format!(
-            "CUST-{}",
-            &uuid::Uuid::new_v4().simple().to_string()[..10].to_uppercase()
-        );
+        session_id: &str,
+        contact: &Contact,
+    ) -> Result<(), DbError> {
+        tracing::Span::current().record("session_id", session_id);
+        let at = now();
         with_pool!(self, pool => sqlx::query(
-            "INSERT INTO customers (id, name, email, lang, tier, created_at) \
-             VALUES ($1, $2, $3, $4, 'standard', $5) ON CONFLICT (email) DO NOTHING",
+            "INSERT INTO conversations (session_id, customer_id, title, handling, created_at, \
+             updated_at, contact_name, contact_email, contact_lang) \
+             VALUES ($1, NULL, '', 'ai', $2, $2, $3, $4, $5)",
         )
-        .bind(&id)
-        .bind(name.trim())
-        .bind(&email)
-        .bind(lang)
-        .bind(now())
+        .bind(session_id)
+        .bind(at)
+        .bind(contact.name.trim())
+        .bind(contact.email.trim().to_lowercase())
+        .bind(&contact.lang)
         .execute(pool)
         .await?
         .rows_affected());
-        self.customer_by_email(&email)
-            .await?
-            .ok_or_else(|| DbError::NotFound(format!("customer {email}")))
+        Ok(())
+    }
+
+    /// The unverified contact of a conversation started from the customer
+    /// page, if it is one.
+    pub async fn conversation_contact(&self, session_id: &str) -> Result<Option<Contact>, DbError> {
+        let row: Option<(Option<String>, Option<String>, Option<String>)> = with_pool!(self, pool => sqlx::query_as(
+                "SELECT contact_name, contact_email, contact_lang FROM conversations \
+                 WHERE session_id = $1",
+            )
+            .bind(session_id)
+            .fetch_optional(pool)
+            .await?);
+        Ok(match row {
+            Some((Some(name), Some(email), lang)) => Some(Contact {
+                name,
+                email,
+                lang: lang.unwrap_or_else(|| "en".to_owned()),
+            }),
+            _ => None,
+        })
     }
 
     /// The customer with `email`, compared case-insensitively.

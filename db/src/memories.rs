@@ -7,13 +7,14 @@ use async_trait::async_trait;
 use crate::direct::all;
 use crate::{now, Database, DbError};
 
-const RECALL: &str = "SELECT text FROM memories WHERE customer_id = $1 ORDER BY id";
+// At most the cap, should older data hold more.
+const RECALL: &str = "SELECT text FROM memories WHERE customer_id = $1 ORDER BY id LIMIT 50";
 
-/// The longest memory kept, in characters; longer text is refused.
-pub const MAX_MEMORY_CHARS: usize = 1_000;
+pub use aics_agent::memory::{MAX_MEMORIES, MAX_MEMORY_CHARS};
 
 impl Database {
-    /// Stores a memory of a customer; the same text twice is kept once.
+    /// Stores a memory of a customer; the same text twice is kept once, and
+    /// a customer with [`MAX_MEMORIES`] gets no more (older facts stay).
     #[tracing::instrument(skip_all, fields(customer_id))]
     pub async fn remember(&self, customer_id: &str, text: &str) -> Result<(), DbError> {
         tracing::Span::current().record("customer_id", customer_id);
@@ -28,16 +29,23 @@ impl Database {
                 "a memory has at most {MAX_MEMORY_CHARS} characters"
             )));
         }
-        with_pool!(self, pool => sqlx::query(
+        // One statement, so the count and the insert see the same rows.
+        let stored = with_pool!(self, pool => sqlx::query(
             "INSERT INTO memories (customer_id, text, created_at, created_by) \
-             VALUES ($1, $2, $3, 'ai') ON CONFLICT (customer_id, text) DO NOTHING",
+             SELECT $1, $2, $3, 'ai' \
+             WHERE (SELECT COUNT(*) FROM memories WHERE customer_id = $1) < $4 \
+             ON CONFLICT (customer_id, text) DO NOTHING",
         )
         .bind(customer_id)
         .bind(text)
         .bind(now())
+        .bind(MAX_MEMORIES as i64)
         .execute(pool)
         .await?
         .rows_affected());
+        if stored == 0 {
+            tracing::debug!("memory not stored: known already, or the customer has the most kept");
+        }
         Ok(())
     }
 

@@ -316,3 +316,75 @@ async fn an_agents_reply_reaches_the_customer_live_and_a_note_never_does() {
         .collect();
     assert_eq!(roles, ["customer", "agent"]);
 }
+
+/// The attack of issue 58 (1 and 2) over HTTP: a visitor who types a known
+/// customer's email is shown the name they typed (so emails cannot be
+/// enumerated), lands beside no customer, and "Where is my order ORD-123?"
+/// then "ORD-124" on `/chat` reveal neither order.
+#[tokio::test]
+async fn a_typed_email_opens_no_customer_and_no_order() {
+    let server = server("identity").await;
+    let client = reqwest::Client::new();
+    let mut views = Vec::new();
+    for email in ["li.wei@example.com", "nobody-here@example.org"] {
+        let r = client
+            .post(server.url("/api/channel/start"))
+            .json(&json!({"name": "Mallory", "email": email}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201);
+        let link: serde_json::Value = r.json().await.unwrap();
+        let token = link["token"].as_str().unwrap().to_owned();
+        let view: serde_json::Value = client
+            .get(server.url(&format!("/api/channel/{token}")))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        views.push((token, link["sessionId"].as_str().unwrap().to_owned(), view));
+    }
+    assert_eq!(
+        views[0].2, views[1].2,
+        "a known and an unknown email look alike"
+    );
+    assert_eq!(views[0].2["customerName"], "Mallory");
+
+    let (token, sid, _) = &views[0];
+    let (status, panel) = server
+        .get(&format!("/api/conversations/{sid}/customer"))
+        .await;
+    assert_eq!(status, 200, "{panel}");
+    assert!(panel["profile"].is_null(), "{panel}");
+    assert_eq!(panel["contact"]["name"], "Mallory");
+
+    let mut events = common::SseReader::new(
+        client
+            .get(server.url(&format!("/api/channel/{token}/events")))
+            .send()
+            .await
+            .unwrap(),
+    );
+    for order in ["ORD-123", "ORD-124"] {
+        let sent = client
+            .post(server.url(&format!("/api/channel/{token}/messages")))
+            .json(&json!({"message": format!("Where is my order {order}?")}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(sent.status(), 202);
+        let seen = events.until(|e| e.event == "done").await;
+        let reply = seen.last().unwrap().data["reply"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(!reply.contains("Wuhan") && !reply.contains("@"), "{reply}");
+    }
+    let (status, turns) = server.get(&format!("/api/conversations/{sid}/turns")).await;
+    assert_eq!(status, 200);
+    let text = turns.to_string();
+    assert!(!text.contains("tracking_number"), "{text}");
+    assert!(!text.contains("li.wei@example.com"), "{text}");
+}

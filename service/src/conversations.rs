@@ -158,10 +158,22 @@ impl Console {
             Some(id) => db.customer(id).await?,
             None => None,
         };
+        let contact = db.conversation_contact(session_id).await?;
         let Some(customer) = customer else {
+            // Proposals for staff to confirm: the customer with the
+            // visitor's email, else the owner of an order named in it.
+            let by_email = match &contact {
+                Some(c) => db.customer_by_email(&c.email).await?,
+                None => None,
+            };
+            let proposed = match by_email {
+                Some(c) => Some(c),
+                None => db.customer_of_mentioned_order(session_id).await?,
+            };
             return Ok(CustomerPanel {
                 profile: None,
-                proposed: db.customer_of_mentioned_order(session_id).await?,
+                proposed,
+                contact,
             });
         };
         let id = customer.id.clone();
@@ -179,6 +191,7 @@ impl Console {
                 customer,
             }),
             proposed: None,
+            contact,
         })
     }
 

@@ -32,8 +32,21 @@ pub struct CustomerProfile {
     pub memories: Vec<MemoryFact>,
 }
 
+/// Who a visitor on the customer channel said they are: what they typed on
+/// the start page, unverified. It names no customer; a person on staff may
+/// link the conversation to one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Contact {
+    pub name: String,
+    pub email: String,
+    /// `en` or `zh`.
+    pub lang: String,
+}
+
 /// The customer panel of a conversation: its customer, or — when it has
-/// none — the one an order id in the conversation belongs to.
+/// none — the one its visitor's email or an order id in it points to (a
+/// proposal for staff to confirm, never applied by itself).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomerPanel {
@@ -41,6 +54,10 @@ pub struct CustomerPanel {
     pub profile: Option<CustomerProfile>,
     #[serde(default)]
     pub proposed: Option<Customer>,
+    /// The visitor's unverified name and email, on a conversation started
+    /// from the customer page.
+    #[serde(default)]
+    pub contact: Option<Contact>,
 }
 
 /// `PUT /api/conversations/{id}/customer`: a customer id or email.

@@ -16,7 +16,7 @@ use super::config::SupportConfig;
 use super::graph::build_graph;
 use super::heuristics::is_chinese;
 use super::replies::explanatory_reply;
-use super::state::{Decision, SupportState};
+use super::state::{Channel, Decision, SupportState};
 use super::trace::build_trace;
 use crate::memory::MemoryStore;
 use crate::model::{ChatModel, Message};
@@ -27,6 +27,8 @@ use crate::tool::ToolRegistry;
 pub struct TurnInput {
     pub session_id: String,
     pub customer_id: Option<String>,
+    /// Where the message came from.
+    pub channel: Channel,
     pub message: String,
     /// Earlier turns of the conversation (user and assistant messages).
     pub history: Vec<Message>,
@@ -158,6 +160,7 @@ impl SupportAgent {
         let state = SupportState {
             session_id: input.session_id,
             customer_id: input.customer_id,
+            channel: input.channel,
             graph_execution_id: graph_execution_id.to_owned(),
             user_message: input.message,
             messages,

@@ -39,12 +39,30 @@ pub struct ToolCallSig {
     pub args: SharedValue,
 }
 
+/// Who wrote a turn's message, which decides what the turn may reveal.
+/// On the customer channel (`/chat`, the widget) the writer is whoever has
+/// the link: the order tools answer only for the conversation's verified
+/// customer, and without one the turn neither reads nor writes memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    /// Staff in the console (or the API with its token).
+    #[default]
+    Console,
+    /// A customer on their own page or the widget.
+    Customer,
+}
+
 /// The state of one support turn.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SupportState {
     pub session_id: String,
+    /// The conversation's customer: on the customer channel, only one a
+    /// person on staff named (a visitor's typed email never sets it).
     pub customer_id: Option<String>,
+    /// Where this turn's message came from.
+    pub channel: Channel,
     pub graph_execution_id: String,
     /// The customer's message of this turn.
     pub user_message: String,
@@ -92,6 +110,7 @@ impl Default for SupportState {
         Self {
             session_id: String::new(),
             customer_id: None,
+            channel: Channel::Console,
             graph_execution_id: String::new(),
             user_message: String::new(),
             messages: Vec::new(),
@@ -152,9 +171,15 @@ impl SupportState {
         }
     }
 
-    /// The customer the memories belong to (the session when unknown).
-    pub fn memory_owner(&self) -> &str {
-        self.customer_id.as_deref().unwrap_or(&self.session_id)
+    /// The customer the memories belong to (the session when unknown);
+    /// `None` for an unverified visitor on the customer channel, whose
+    /// turns neither read nor write memory.
+    pub fn memory_owner(&self) -> Option<&str> {
+        match (self.channel, self.customer_id.as_deref()) {
+            (_, Some(customer)) => Some(customer),
+            (Channel::Customer, None) => None,
+            (Channel::Console, None) => Some(&self.session_id),
+        }
     }
 
     /// Inserts or replaces the timeline entry of a call.

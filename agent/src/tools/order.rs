@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::backend::SupportBackend;
+use crate::support::Channel;
 use crate::tool::{ToolContext, ToolError};
 
 /// The arguments of `order_query` and `logistics_track`: one order.
@@ -74,18 +75,41 @@ pub(crate) fn is_order_number(digits: &str) -> bool {
 }
 
 /// The order `raw` names, as this step read it
-/// ([`crate::tools::StepReads`]), or the
-/// error result the model sees.
+/// ([`crate::tools::StepReads`]), when this turn may see it; else the
+/// error result the model sees. Staff see every order; on the customer
+/// channel only the orders of the conversation's verified customer, and
+/// another customer's order gets the same answer as a missing one, so
+/// that sequential order numbers cannot be probed.
 pub(crate) async fn load_order(
     backend: &dyn SupportBackend,
     ctx: &ToolContext,
     raw: &str,
 ) -> Result<Arc<OrderDetail>, ToolError> {
     let id = normalize_order_id(raw)?;
-    ctx.reads
-        .order(backend, &id)
-        .await?
-        .ok_or_else(|| ToolError::NotFound(format!("there is no order {id}")))
+    let order = ctx.reads.order(backend, &id).await?;
+    match (ctx.channel, order) {
+        (Channel::Console, Some(order)) => Ok(order),
+        (Channel::Console, None) => Err(ToolError::NotFound(format!("there is no order {id}"))),
+        (Channel::Customer, Some(order)) if is_theirs(ctx, &order) => Ok(order),
+        (Channel::Customer, _) => Err(not_shown(ctx, &id)),
+    }
+}
+
+/// Whether `order` belongs to the conversation's (verified) customer.
+pub(crate) fn is_theirs(ctx: &ToolContext, order: &OrderDetail) -> bool {
+    ctx.customer_id.as_deref() == Some(order.customer.id.as_str())
+}
+
+/// What the model reads when the customer channel may not show an order.
+fn not_shown(ctx: &ToolContext, id: &str) -> ToolError {
+    ToolError::NotFound(match ctx.customer_id {
+        Some(_) => format!("there is no order {id} on this customer's account"),
+        None => format!(
+            "order {id} cannot be shown: this customer's identity is not verified. \
+             Do not guess its status; offer to hand the conversation to a colleague \
+             who can verify them"
+        ),
+    })
 }
 
 /// `object` (a `json!` object) with `fields` moved in. `json!` writes each

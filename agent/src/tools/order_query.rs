@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::backend::SupportBackend;
 use super::order::{anomaly, event_json, load_order, with_fields, OrderArgs};
+use crate::support::Channel;
 use crate::tool::{ToolContext, ToolError, TypedTool};
 
 /// Looks up an order.
@@ -44,7 +45,6 @@ impl TypedTool for OrderQuery {
         let summary = json!({
             "order_id": d.order.id,
             "status": d.order.status,
-            "customer": { "id": d.customer.id, "name": d.customer.name, "email": d.customer.email },
             "total": money(d.order.total_cents),
             "currency": d.order.currency,
             "placed_at": d.order.placed_at,
@@ -53,6 +53,18 @@ impl TypedTool for OrderQuery {
             "carrier": d.order.carrier,
             "tracking_number": d.order.tracking_number,
         });
-        Ok(with_fields(summary, nested))
+        let summary = with_fields(summary, nested);
+        // On the customer channel the reader is whoever holds the link: the
+        // owner's name and email stay out of what the model can repeat.
+        Ok(match ctx.channel {
+            Channel::Console => with_fields(
+                summary,
+                [(
+                    "customer",
+                    json!({ "id": d.customer.id, "name": d.customer.name, "email": d.customer.email }),
+                )],
+            ),
+            Channel::Customer => summary,
+        })
     }
 }

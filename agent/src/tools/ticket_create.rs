@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 
 use super::backend::{NewTicket, SupportBackend};
 use super::check_text;
-use super::order::{anomaly, load_order};
+use super::order::{anomaly, load_order, normalize_order_id};
+use crate::support::Channel;
 use crate::tool::{ToolContext, ToolError, TypedTool};
 
 /// The categories a ticket may have.
@@ -55,14 +56,25 @@ impl TypedTool for TicketCreate {
 
     async fn run(&self, ctx: &ToolContext, args: TicketArgs) -> Result<Value, ToolError> {
         let category = category_of(&args.category)?;
-        let summary = check_text("summary", &args.summary)?;
+        let mut summary = check_text("summary", &args.summary)?;
         let order = match args
             .order_id
             .as_deref()
             .map(str::trim)
             .filter(|s| !s.is_empty())
         {
-            Some(raw) => Some(load_order(self.0.as_ref(), ctx, raw).await?),
+            Some(raw) => match load_order(self.0.as_ref(), ctx, raw).await {
+                Ok(order) => Some(order),
+                // On the customer channel an order that is not the verified
+                // customer's is filed as words, unlinked, for a person to
+                // check: the complaint is kept, the order stays unread.
+                Err(ToolError::NotFound(_)) if ctx.channel == Channel::Customer => {
+                    let id = normalize_order_id(raw)?;
+                    summary = format!("{summary} (order {id}, not verified as this customer's)");
+                    None
+                }
+                Err(e) => return Err(e),
+            },
             None => None,
         };
         // The tool-call id is the idempotency key; a call without one (a

@@ -23,6 +23,7 @@ mod task;
 use std::sync::Arc;
 
 use crate::hub::{Received, Subscription};
+use aics_agent::Channel;
 use aics_db::runs::WhenHeld;
 use aics_types::{AgentEvent, ChatTurnTraceResult, MessageAccepted, UserInfo};
 use futures::stream::{self, BoxStream, StreamExt};
@@ -74,10 +75,25 @@ impl Console {
         session_id: &str,
         message: &str,
     ) -> Result<MessageAccepted, ServiceError> {
+        self.send_message_on(user, session_id, message, Channel::Console)
+            .await
+    }
+
+    /// [`Console::send_message`] for a message that came by `channel`: the
+    /// customer channel's turns see only the orders of the conversation's
+    /// verified customer ([`Channel`]).
+    #[tracing::instrument(skip_all, fields(session_id, user = %user.username))]
+    pub(crate) async fn send_message_on(
+        &self,
+        user: &UserInfo,
+        session_id: &str,
+        message: &str,
+        channel: Channel,
+    ) -> Result<MessageAccepted, ServiceError> {
         tracing::Span::current().record("session_id", session_id);
         Ok(
             match self
-                .start_turn(session_id, message, WhenHeld::Keep, false)
+                .start_turn(session_id, message, WhenHeld::Keep, false, channel)
                 .await?
             {
                 Begun::Turn(started) => MessageAccepted {
@@ -103,7 +119,13 @@ impl Console {
         answer_json: bool,
     ) -> Result<start::Started, ServiceError> {
         match self
-            .start_turn(session_id, message, WhenHeld::Refuse, answer_json)
+            .start_turn(
+                session_id,
+                message,
+                WhenHeld::Refuse,
+                answer_json,
+                Channel::Console,
+            )
             .await?
         {
             Begun::Turn(started) => Ok(started),

@@ -4,7 +4,7 @@
 //! task takes over.
 
 use aics_agent::model::Message;
-use aics_agent::TurnInput;
+use aics_agent::{Channel, TurnInput};
 use aics_db::runs::{Begin, BegunTurn, Kept, WhenHeld};
 use aics_types::{AgentEvent, ChatMessage, MessageRole};
 
@@ -36,13 +36,14 @@ impl Console {
     /// While a person holds the conversation no run starts: the message is
     /// kept for them and announced (`when_held` = Keep), or refused (409).
     /// `answer_json`: the caller answers with the trace's JSON
-    /// ([`super::TurnOutcome`]).
+    /// ([`super::TurnOutcome`]); `channel`: where the message came from.
     pub(crate) async fn start_turn(
         &self,
         session_id: &str,
         message: &str,
         when_held: WhenHeld,
         answer_json: bool,
+        channel: Channel,
     ) -> Result<Begun, ServiceError> {
         check_session_id(session_id)?;
         aics_types::validate_message(message).map_err(ServiceError::Invalid)?;
@@ -125,6 +126,7 @@ impl Console {
         let input = TurnInput {
             session_id: session_id.to_owned(),
             customer_id,
+            channel,
             message: message.to_owned(),
             history,
         };

@@ -99,6 +99,7 @@ impl Tools {
                 let ctx = ToolContext {
                     session_id: s.session_id.clone(),
                     customer_id: s.customer_id.clone(),
+                    channel: s.channel,
                     graph_execution_id: s.graph_execution_id.clone(),
                     tool_call_id: call.id.clone(),
                     reads: reads.clone(),

@@ -1,6 +1,6 @@
 //! The customer panel beside the conversation: who it is with (pick or
-//! change; a customer an order id in the conversation belongs to is
-//! proposed), their profile, orders, tickets, past conversations and
+//! change; the customer a visitor's email or an order id in the
+//! conversation points to is proposed, never applied), their profile, orders, tickets, past conversations and
 //! remembered facts, each with who and when and a "forget" action.
 //! Loaded by the browser only, after mount, into a signal: the server and
 //! the hydrating page both render the same placeholder. (Not a
@@ -85,11 +85,26 @@ fn PanelBody(
 ) -> impl IntoView {
     let current = panel.profile.as_ref().map(|p| p.customer.id.clone());
     let picked = RwSignal::new(current.clone().unwrap_or_default());
+    let contact_email = panel.contact.as_ref().map(|c| c.email.to_lowercase());
+    // A visitor of the customer page is who they typed, unverified: the
+    // panel says so, and linking a customer stays a person's decision.
+    let contact = panel.contact.clone().map(|c| {
+        view! {
+            <p data-testid="customer-contact" class="rounded-lg bg-slate-50 px-2 py-1 text-xs text-slate-700">
+                "Visitor, unverified: " <strong>{c.name}</strong> " · " {c.email}
+            </p>
+        }
+    });
     let proposed = panel.proposed.clone().map(|c| {
         let id = c.id.clone();
+        let why = if contact_email.as_deref() == Some(c.email.to_lowercase().as_str()) {
+            "The visitor's email is that of "
+        } else {
+            "An order in this conversation belongs to "
+        };
         view! {
             <p data-testid="customer-proposed" class="rounded-lg bg-amber-50 px-2 py-1 text-xs text-amber-900">
-                "An order in this conversation belongs to " <strong>{c.name.clone()}</strong> " (" {c.id.clone()} "). "
+                {why} <strong>{c.name.clone()}</strong> " (" {c.id.clone()} "). Check who you are talking to before you link them. "
                 <button type="button" data-testid="use-proposed" class="font-medium underline" on:click=move |_| choose(id.clone())>
                     "Use"
                 </button>
@@ -97,6 +112,7 @@ fn PanelBody(
         }
     });
     view! {
+        {contact}
         {proposed}
         <div class="flex gap-1">
             <label class="sr-only" for="customer-pick">"Customer"</label>
