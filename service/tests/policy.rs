@@ -386,3 +386,128 @@ async fn a_deadline_rule_scoped_to_one_order(pool: sqlx::SqlitePool) {
     assert_eq!(held.rule, "sensitive-ticket");
     assert_eq!(held.expires_at, None);
 }
+
+/// A stub OpenAI-compatible model (on a local listener) that files every
+/// ticket as `inquiry`: a turn's first answer is `ticket_create` for
+/// ORD-123, the answer after the tool's result a line of text.
+mod inquiry_model {
+    use axum::response::IntoResponse;
+    use axum::routing::{get, post};
+    use axum::{Json, Router};
+    use serde_json::{json, Value};
+
+    pub async fn start() -> String {
+        let app = Router::new()
+            .route(
+                "/v1/models",
+                get(|| async {
+                    Json(json!({"object": "list", "data": [{"id": "stub-model", "object": "model"}]}))
+                }),
+            )
+            .route(
+                "/v1/chat/completions",
+                post(|Json(body): Json<Value>| async move {
+                    let answered = body["messages"]
+                        .as_array()
+                        .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+                    let chunk = if answered {
+                        json!({"choices": [{"delta": {"content": "Your ticket is filed."},
+                                            "finish_reason": "stop"}]})
+                    } else {
+                        let args = json!({"order_id": "ORD-123", "category": "inquiry",
+                                          "summary": "the customer has a question"});
+                        json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "call_1",
+                            "type": "function", "function": {"name": "ticket_create",
+                            "arguments": args.to_string()}}]}, "finish_reason": "tool_calls"}]})
+                    };
+                    let body = format!("data: {chunk}\n\ndata: [DONE]\n\n");
+                    ([("content-type", "text/event-stream")], body).into_response()
+                }),
+            );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        format!("http://{addr}/v1")
+    }
+}
+
+/// The console on the stub model that files every ticket as `inquiry`.
+async fn on_the_inquiry_model(db: Database) -> Console {
+    let base_url = inquiry_model::start().await;
+    Console::new(
+        db,
+        ConsoleConfig {
+            provider_name: "stub".into(),
+            provider: aics_openai::ProviderConfig::Openai(aics_openai::OpenAiConfig::new(
+                base_url,
+                "stub-model",
+            )),
+            ..config(ApprovalsConfig::default())
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// Issue 58, item 3: another language, a paraphrase or disguised letters
+/// no longer let the model's `inquiry` through without review.
+#[sqlx::test(migrations = false)]
+async fn every_language_and_disguise_waits_when_the_model_files_an_inquiry(pool: sqlx::SqlitePool) {
+    let console = on_the_inquiry_model(ready(Database::from(pool)).await).await;
+    for (i, text) in [
+        "Ich möchte eine Rückerstattung für meine Bestellung ORD-123",
+        "Je veux un remboursement pour ma commande ORD-123",
+        "I want a re\u{200b}fund for ORD-123",
+        "I want a r\u{0435}fund for ORD-123",
+        "Return the money I paid for ORD-123",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let trace = console
+            .chat(&agent(), &format!("lang-{i}"), text)
+            .await
+            .unwrap();
+        assert!(trace.pending_approval, "{text}: {:?}", trace.tool_calls);
+        let pending = &trace.pending_tool_calls[0];
+        assert_eq!(pending.args["category"], "inquiry", "the stub filed it");
+        assert_eq!(pending.rule, "ticket-intent-mismatch", "{text}");
+    }
+    // The control: a plain question is filed as the model says.
+    let calm = console
+        .chat(&agent(), "calm", "Can you open a ticket about ORD-123?")
+        .await
+        .unwrap();
+    assert!(!calm.pending_approval, "{:?}", calm.tool_calls);
+}
+
+/// A customer writing in a language the classifier does not read: their
+/// ticket about an order waits; staff's same words in the console do not.
+#[sqlx::test(migrations = false)]
+async fn an_unsure_customer_ticket_about_an_order_waits(pool: sqlx::SqlitePool) {
+    const POLISH: &str = "Chcę zwrotu pieniędzy za zamówienie ORD-123, to nie do przyjęcia";
+    let console = on_the_inquiry_model(ready(Database::from(pool)).await).await;
+    let staff = console.chat(&agent(), "staff", POLISH).await.unwrap();
+    assert!(!staff.pending_approval, "{:?}", staff.tool_calls);
+
+    let start = aics_types::ChatStart {
+        name: "Jan".into(),
+        email: "jan@example.com".into(),
+        lang: None,
+    };
+    let link = console
+        .start_customer_chat(&start, &aics_service::ClientAddr(None))
+        .await
+        .unwrap();
+    console.customer_send(&link.token, POLISH).await.unwrap();
+    for _ in 0..200 {
+        let queue = console.list_approvals(true).await.unwrap();
+        if let Some(held) = queue.iter().find(|a| a.session_id == link.session_id) {
+            assert_eq!(held.rule, "unsure-customer-ticket");
+            assert_eq!(held.tool, "ticket_create");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the customer's ticket never waited for approval");
+}

@@ -78,7 +78,9 @@ pub struct RuleConfig {
 
 /// The rules of today: complaint and refund tickets wait for a
 /// supervisor, and so does a ticket whose category contradicts what the
-/// customer's own words say (the server's classifier, not the model).
+/// customer's own words say (the server's classifier, not the model), and
+/// a customer's ticket about an order when the classifier is unsure of
+/// those words (disguised, or in a language it does not read).
 pub fn default_rules() -> Vec<RuleConfig> {
     vec![
         RuleConfig {
@@ -97,6 +99,19 @@ pub fn default_rules() -> Vec<RuleConfig> {
             reason: Some(
                 "the customer's words read as a complaint or a refund request, but the ticket \
                  is filed under another category"
+                    .into(),
+            ),
+            ..RuleConfig::default()
+        },
+        // The classifier's silence proves nothing when it could not read the
+        // words; on the console a person on staff wrote them.
+        RuleConfig {
+            name: Some("unsure-customer-ticket".into()),
+            tool: "ticket_create".into(),
+            when: Some("$channel == customer and order_id and $customer contains unsure".into()),
+            reason: Some(
+                "the customer's words could not be read with confidence (another language or \
+                 disguised letters), so their ticket about an order is reviewed by a supervisor"
                     .into(),
             ),
             ..RuleConfig::default()

@@ -11,7 +11,7 @@
 //!          | path ["not"] "in" "[" value ("," value)* "]"
 //!          | path ["not"] "contains" value
 //!          | path                                  (present and not null/false/"")
-//! path    := name ("." name)*  |  "$" name         (category, order.id, $customer)
+//! path    := name ("." name)*  |  "$" name         (category, order.id, $customer, $channel)
 //! value   := number | 'text' | "text" | bare-word | true | false | null
 //! ```
 //!
@@ -80,7 +80,7 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 /// The server variables a rule may read.
-pub const VARIABLES: [&str; 2] = ["intent", "customer"];
+pub const VARIABLES: [&str; 3] = ["intent", "customer", "channel"];
 
 /// The values of the server variables for one call.
 pub trait Variables {
@@ -496,6 +496,7 @@ mod tests {
             match name {
                 "customer" => json!(["complaint", "order"]),
                 "intent" => json!("complaint"),
+                "channel" => json!("customer"),
                 _ => Value::Null,
             }
         }
@@ -544,6 +545,8 @@ mod tests {
         assert!(holds("$customer in [refund, complaint]", a.clone()));
         assert!(holds("$customer contains order", a.clone()));
         assert!(!holds("$customer in [refund]", a.clone()));
+        assert!(holds("$channel == customer and order", a.clone()));
+        assert!(!holds("$channel == console", a.clone()));
         assert!(holds("$intent == complaint", a));
     }
 

@@ -7,7 +7,7 @@
 //! says about the call.
 //!
 //! - [`expr`]: the rule language (`category in [complaint, refund]`,
-//!   `amount > 50`, `$customer contains refund`, …).
+//!   `amount > 50`, `$customer contains refund`, `$channel == customer`, …).
 //! - [`config`]: the TOML shape, the defaults (today's behaviour), and the
 //!   compilation with errors naming their key.
 
@@ -22,8 +22,9 @@ pub use config::{default_rules, parse_duration, ApprovalsConfig, PolicyError, Ru
 use expr::{Expr, Variables};
 
 use crate::model::Message;
-use crate::support::heuristics::{mentions_order, sounds_like_complaint, wants_human};
-use crate::support::SupportState;
+pub use crate::support::heuristics::asks_refund;
+use crate::support::heuristics::read_customer;
+use crate::support::{Channel, SupportState};
 
 /// What a matching rule does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,33 +166,21 @@ impl ApprovalPolicy {
 }
 
 /// What the server itself reads in the conversation: the route's intent
-/// label (`$intent`) and the labels its classifier finds in the customer's
+/// label (`$intent`), the labels its classifier finds in the customer's
 /// own messages (`$customer`: any of `complaint`, `refund`, `escalate`,
-/// `order`). Nothing the model wrote counts.
+/// `order`, and `unsure` when a message was disguised or is in a language
+/// the classifier does not read) and where the turn's message came from
+/// (`$channel`: `console` or `customer`). Nothing the model wrote counts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Evidence {
     pub intent: Option<String>,
     pub customer: Vec<&'static str>,
-}
-
-/// Whether the customer asks for money back.
-pub fn asks_refund(text: &str) -> bool {
-    let t = text.to_lowercase();
-    [
-        "refund",
-        "money back",
-        "reimburse",
-        "chargeback",
-        "charge back",
-        "退款",
-        "退钱",
-    ]
-    .iter()
-    .any(|k| t.contains(k))
+    pub channel: Channel,
 }
 
 impl Evidence {
-    /// The evidence of the customer's messages `texts` and the intent label.
+    /// The evidence of the customer's messages `texts` and the intent label
+    /// (on the console channel; see [`Evidence::on`]).
     pub fn of_words<'a>(
         intent: Option<aics_types::Intent>,
         texts: impl IntoIterator<Item = &'a str>,
@@ -206,28 +195,34 @@ impl Evidence {
             add("complaint");
         }
         for text in texts {
-            if sounds_like_complaint(text) {
-                add("complaint");
-            }
-            if asks_refund(text) {
-                add("refund");
-            }
-            if wants_human(text) {
-                add("escalate");
-            }
-            if mentions_order(text) {
-                add("order");
+            let read = read_customer(text);
+            for (found, label) in [
+                (read.complaint, "complaint"),
+                (read.refund, "refund"),
+                (read.escalate, "escalate"),
+                (read.order, "order"),
+                (read.unsure, "unsure"),
+            ] {
+                if found {
+                    add(label);
+                }
             }
         }
         Self {
             intent: intent.map(|i| i.as_str().to_owned()),
             customer: labels,
+            channel: Channel::Console,
         }
     }
 
-    /// The evidence of a turn: its intent and every customer message the
-    /// turn holds (earlier turns' too, so an instruction in a later message
-    /// cannot relabel an earlier complaint).
+    /// The same evidence, for a turn on `channel`.
+    pub fn on(self, channel: Channel) -> Self {
+        Self { channel, ..self }
+    }
+
+    /// The evidence of a turn: its intent, its channel and every customer
+    /// message the turn holds (earlier turns' too, so an instruction in a
+    /// later message cannot relabel an earlier complaint).
     pub fn of(s: &SupportState) -> Self {
         let texts = s
             .messages
@@ -237,7 +232,7 @@ impl Evidence {
                 _ => None,
             })
             .chain(std::iter::once(s.user_message.as_str()));
-        Self::of_words(s.intent, texts)
+        Self::of_words(s.intent, texts).on(s.channel)
     }
 }
 
@@ -246,6 +241,10 @@ impl Variables for Evidence {
         match name {
             "intent" => self.intent.clone().map_or(Value::Null, Value::String),
             "customer" => json!(self.customer),
+            "channel" => json!(match self.channel {
+                Channel::Console => "console",
+                Channel::Customer => "customer",
+            }),
             _ => Value::Null,
         }
     }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
+use crate::support::Channel;
 
 fn ticket(category: &str) -> Value {
     json!({"order_id": "ORD-123", "category": category, "summary": "late"})
@@ -259,4 +260,163 @@ fn the_config_shape_reads() {
     assert!(p.tools().any(|t| t == "escalate_to_human"));
     let unknown = serde_json::from_value::<ApprovalsConfig>(json!({"rulez": []}));
     assert!(unknown.is_err());
+}
+
+/// Issue 58, item 3: with a model that files every ticket as `inquiry`,
+/// other languages, paraphrases and disguised letters still read as a
+/// refund or a complaint, so the ticket waits.
+#[test]
+fn other_languages_paraphrases_and_disguises_still_wait() {
+    let p = ApprovalPolicy::default();
+    for text in [
+        "Ich möchte eine Rückerstattung für ORD-123",
+        "Ich möchte eine Ruckerstattung für ORD-123",
+        "Je veux un remboursement pour ORD-123",
+        "Quiero un reembolso del pedido ORD-123",
+        "Vorrei un rimborso per l'ordine ORD-123",
+        "Quero o reembolso do pedido ORD-123",
+        "Ik wil een terugbetaling voor ORD-123",
+        "ORD-123の返金をお願いします",
+        "ORD-123 환불해 주세요",
+        "I want a re\u{200b}fund for ORD-123",
+        "I want a r\u{0435}fund for ORD-123",
+        "I want a ｒｅｆｕｎｄ for ORD-123",
+        "Return the money I paid for ORD-123",
+        "Give me my money back for ORD-123",
+        "Please reverse the charge for ORD-123",
+        "Mein Paket ORD-123 ist nie angekommen, das ist inakzeptabel",
+        "Mon colis ORD-123 n'est jamais arrivé, je veux déposer une plainte",
+        "Mi pedido ORD-123 nunca llegó, quiero poner una queja",
+        "ORD-123が届かないので苦情を言いたいです",
+        "주문 ORD-123이 도착하지 않았어요, 불만입니다",
+    ] {
+        let words = Evidence::of_words(None, [text]);
+        assert!(
+            matches!(
+                p.judge("ticket_create", &ticket("inquiry"), &words),
+                Verdict::Approve(_)
+            ),
+            "{text}: {:?}",
+            words.customer
+        );
+    }
+    // Calm words still file an inquiry without review.
+    for calm in [
+        "Wo ist meine Bestellung ORD-123?",
+        "Où est ma commande ORD-123 ?",
+        "What is your return policy?",
+        "ORD-123はいつ届きますか",
+    ] {
+        let words = Evidence::of_words(None, [calm]);
+        assert_eq!(
+            p.judge("ticket_create", &ticket("inquiry"), &words),
+            Verdict::Allow,
+            "{calm}: {:?}",
+            words.customer
+        );
+    }
+}
+
+#[test]
+fn an_unsure_reading_holds_a_customers_ticket_about_an_order() {
+    let p = ApprovalPolicy::default();
+    let unsure = [
+        // Polish and Russian: languages the classifier does not read.
+        "Chcę zwrotu pieniędzy za zamówienie ORD-123, to nie do przyjęcia",
+        "Верните деньги за заказ ORD-123",
+        // Disguises without a keyword the classifier knows.
+        "ORD-123: ple\u{200b}ase fi\u{200b}le it",
+        "ORD-123: p a y b a c k",
+    ];
+    for text in unsure {
+        let read = Evidence::of_words(None, [text]);
+        assert!(read.customer.contains(&"unsure"), "{text}: {read:?}");
+        let customer = read.clone().on(Channel::Customer);
+        let Verdict::Approve(hold) = p.judge("ticket_create", &ticket("inquiry"), &customer) else {
+            panic!("{text}: an unsure customer ticket must wait")
+        };
+        assert_eq!(hold.rule, "unsure-customer-ticket");
+        // Without an order, or on the console, the rule does not apply.
+        let no_order = json!({"category": "inquiry", "summary": "x"});
+        assert_eq!(
+            p.judge("ticket_create", &no_order, &customer),
+            Verdict::Allow
+        );
+        assert_eq!(
+            p.judge("ticket_create", &ticket("inquiry"), &read),
+            Verdict::Allow
+        );
+    }
+    for sure in [
+        "Where is my order ORD-123?",
+        "Wo ist meine Bestellung ORD-123? Danke",
+        "我的订单ORD-123什么时候到？",
+        "ORD-123はいつ届きますか",
+        "Family trip 👨\u{200d}👩\u{200d}👧, is ORD-123 shipped?",
+    ] {
+        let read = Evidence::of_words(None, [sure]).on(Channel::Customer);
+        assert!(!read.customer.contains(&"unsure"), "{sure}: {read:?}");
+        assert_eq!(
+            p.judge("ticket_create", &ticket("inquiry"), &read),
+            Verdict::Allow,
+            "{sure}"
+        );
+    }
+    assert_eq!(Evidence::default().var("channel"), json!("console"));
+    assert_eq!(
+        Evidence::default().on(Channel::Customer).var("channel"),
+        json!("customer")
+    );
+}
+
+/// The whole graph, with a model that files every ticket as `inquiry`:
+/// the turn's channel reaches the policy (`Evidence::of`).
+#[tokio::test]
+async fn a_model_that_files_everything_as_inquiry_is_held_through_the_graph() {
+    use std::sync::Arc;
+
+    use crate::memory::InMemoryMemoryStore;
+    use crate::testing::{call, fake_tools, Scripted, ScriptedModel};
+    use crate::{EventSink, SupportAgent, SupportConfig, TurnInput};
+
+    async fn turn(channel: Channel, message: &str) -> aics_types::ChatTurnTraceResult {
+        let model = ScriptedModel::new([
+            Scripted::Calls(vec![call(
+                "c1",
+                "ticket_create",
+                json!({"order_id": "ORD-123", "category": "inquiry", "summary": "a question"}),
+            )]),
+            Scripted::Text("Filed.".into()),
+        ]);
+        let agent = SupportAgent::new(
+            Arc::new(model),
+            fake_tools(),
+            Arc::new(aics_graph::MemoryCheckpointer::new()),
+            Arc::new(InMemoryMemoryStore::default()),
+            SupportConfig::default(),
+        );
+        let (sink, _events) = EventSink::channel();
+        let input = TurnInput {
+            channel,
+            ..TurnInput::new("s", message)
+        };
+        agent.run_turn("run", input, &sink).await.unwrap()
+    }
+    for text in [
+        "Ich möchte eine Rückerstattung für ORD-123",
+        "Je veux un remboursement pour ORD-123",
+        "I want a re\u{200b}fund for ORD-123",
+        "I want a r\u{0435}fund for ORD-123",
+        "Return the money I paid for ORD-123",
+    ] {
+        let trace = turn(Channel::Console, text).await;
+        assert!(trace.pending_approval, "{text}: {:?}", trace.tool_calls);
+        assert_eq!(trace.pending_tool_calls[0].rule, "ticket-intent-mismatch");
+    }
+    let polish = "Chcę zwrotu pieniędzy za zamówienie ORD-123, to nie do przyjęcia";
+    let held = turn(Channel::Customer, polish).await;
+    assert!(held.pending_approval, "{:?}", held.tool_calls);
+    assert_eq!(held.pending_tool_calls[0].rule, "unsure-customer-ticket");
+    let staff = turn(Channel::Console, polish).await;
+    assert!(!staff.pending_approval, "staff's words are not held");
 }

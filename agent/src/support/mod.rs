@@ -53,6 +53,8 @@
 //! - [`replies`]: the sentences the graph says itself.
 //! - [`prompt`]: the system prompt, the numbered tool results, the JSON plan.
 //! - [`heuristics`]: intent labels, memory instructions, language, similarity.
+//! - [`normalize`]: the text as the keyword classifiers read it (NFKC, no
+//!   invisible characters, diacritics or look-alike letters).
 
 pub mod agent;
 pub mod config;
@@ -60,6 +62,7 @@ pub mod events;
 pub mod graph;
 pub mod heuristics;
 pub mod nodes;
+pub mod normalize;
 pub mod progress;
 pub mod prompt;
 pub mod replies;
@@ -73,5 +76,5 @@ pub use config::{
 };
 pub use events::EventSink;
 pub use progress::Progress;
-pub use state::{Decision, SupportState};
+pub use state::{Channel, Decision, SupportState};
 pub use trace::{build_trace, has_pending};
