@@ -5,8 +5,11 @@
 //! (or [`Streamed::Reasoning`] for reasoning deltas and planning output)
 //! while folding the chunks into one [`ModelResponse`], and bounds the wait
 //! for each chunk so a stalled provider ends the call with
-//! [`ModelError::Timeout`] instead of hanging. [`stream_call_timed`] also
-//! measures the call (latency, time to the first chunk), and
+//! [`ModelError::Timeout`] instead of hanging. The text a call keeps is
+//! capped at [`MAX_REPLY_BYTES`] ([`cap_reply`]): a model that runs away
+//! is cut off with a marker, not stored, streamed and rendered whole.
+//! [`stream_call_timed`] also measures the call (latency, time to the
+//! first chunk), and
 //! [`sent_messages`] / [`tool_choice_name`] / [`finish_name`] turn the
 //! request and response into the words of an [`aics_types::LlmCallRecord`].
 
@@ -20,6 +23,64 @@ use crate::model::{
     ChatModel, FinishReason, Message, ModelChunk, ModelError, ModelRequest, ModelResponse,
     ResponseBuilder, ToolCall, ToolChoice,
 };
+
+/// The most text a model call keeps, in bytes (and as much again of its
+/// reasoning): a support reply is a few hundred; past this a model is
+/// repeating itself, and every byte would be stored, streamed to each
+/// viewer and rendered on every page showing the conversation.
+pub const MAX_REPLY_BYTES: usize = 32 * 1024;
+
+/// What ends a reply cut at [`MAX_REPLY_BYTES`].
+pub const CUT_MARKER: &str = "\n\n[…] (the reply was too long and was cut here)";
+
+/// Cuts `text` to at most `max` bytes (on a character boundary) and adds
+/// [`CUT_MARKER`]; whether it was cut. Text within the cap, or cut already,
+/// is left as it is.
+pub fn cap_reply(text: &mut String, max: usize) -> bool {
+    let cut_already = text.ends_with(CUT_MARKER) && text.len() <= max + CUT_MARKER.len();
+    if text.len() <= max || cut_already {
+        return false;
+    }
+    text.truncate(floor_char_boundary(text, max));
+    text.push_str(CUT_MARKER);
+    true
+}
+
+/// The largest index at most `at` that is a character boundary of `text`.
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// Text gathered from the deltas of a call up to [`MAX_REPLY_BYTES`].
+#[derive(Default)]
+struct Capped {
+    text: String,
+    cut: bool,
+}
+
+impl Capped {
+    /// Appends `piece` and answers what of it to hand on: all of it, or —
+    /// for the piece that crosses the cap — its start and [`CUT_MARKER`];
+    /// `None` once the text was cut.
+    fn push(&mut self, piece: String) -> Option<String> {
+        if self.cut {
+            return None;
+        }
+        if self.text.len() + piece.len() <= MAX_REPLY_BYTES {
+            self.text.push_str(&piece);
+            return Some(piece);
+        }
+        let room = floor_char_boundary(&piece, MAX_REPLY_BYTES - self.text.len());
+        let kept = format!("{}{CUT_MARKER}", &piece[..room]);
+        self.text.push_str(&kept);
+        self.cut = true;
+        Some(kept)
+    }
+}
 
 /// How the text of a call is shown while it streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,7 +166,8 @@ async fn call_inner(
         .await
         .map_err(|_| timed_out())??;
     let mut builder = ResponseBuilder::default();
-    let mut content = String::new();
+    let mut content = Capped::default();
+    let mut reasoning = Capped::default();
     loop {
         // A chunk that is already there needs no timer: arming one per
         // chunk costs a clock read and a timer-wheel entry per token.
@@ -123,30 +185,47 @@ async fn call_inner(
         // Text is appended here rather than through the builder so that the
         // delta can be moved to the caller instead of copied.
         match (chunk, route) {
-            (ModelChunk::Text(text), TokenRoute::Reply) => {
-                content.push_str(&text);
-                if !text.is_empty() {
-                    on_text(Streamed::Reply(text));
+            (ModelChunk::Text(text), route) => {
+                let kept = content.push(text);
+                match (kept, route) {
+                    (Some(text), TokenRoute::Reply) if !text.is_empty() => {
+                        on_text(Streamed::Reply(text))
+                    }
+                    (Some(text), TokenRoute::Reasoning) if !text.is_empty() => {
+                        on_text(Streamed::Reasoning(text))
+                    }
+                    _ => {}
+                }
+                if content.cut {
+                    // The rest is not read: a runaway model would otherwise
+                    // hold the turn until its own limit or the timeout.
+                    tracing::warn!(
+                        max_bytes = MAX_REPLY_BYTES,
+                        model = %model.name(),
+                        "the model's reply was cut at the cap"
+                    );
+                    break;
                 }
             }
-            (ModelChunk::Text(text), TokenRoute::Reasoning) => {
-                content.push_str(&text);
-                if !text.is_empty() {
-                    on_text(Streamed::Reasoning(text));
-                }
-            }
-            (ModelChunk::Text(text), TokenRoute::Silent) => content.push_str(&text),
-            (ModelChunk::Reasoning(text), TokenRoute::Reply | TokenRoute::Reasoning) => {
-                builder.push(ModelChunk::Reasoning(text.clone()));
-                if !text.is_empty() {
-                    on_text(Streamed::Reasoning(text));
+            (ModelChunk::Reasoning(text), route) => {
+                if let Some(text) = reasoning.push(text) {
+                    builder.push(ModelChunk::Reasoning(text.clone()));
+                    if route != TokenRoute::Silent && !text.is_empty() {
+                        on_text(Streamed::Reasoning(text));
+                    }
                 }
             }
             (other, _) => builder.push(other),
         }
     }
     let mut response = builder.finish();
-    response.content = content;
+    response.content = content.text;
+    if content.cut {
+        // Calls whose deltas were still to come would be broken: a cut
+        // reply is an answer, ended by its length.
+        response.tool_calls.clear();
+        response.finish = Some(FinishReason::Length);
+    }
     Ok(response)
 }
 
@@ -339,6 +418,70 @@ mod tests {
         assert_eq!(sent[3].tool_call_id.as_deref(), Some("call_ours"));
         assert_eq!(tool_choice_name(&ToolChoice::Named("x".into())), "x");
         assert_eq!(finish_name(&FinishReason::ToolCalls), "tool_calls");
+    }
+
+    #[tokio::test]
+    async fn a_runaway_reply_is_cut_at_the_cap_and_not_read_on() {
+        // 9 MB of a reply, in pieces of multi-byte characters that the cap
+        // falls inside of.
+        let model = crate::testing::RunawayModel::new("订单已发货。 ", 9 * 1024 * 1024 / 19);
+        assert!(model.reply_len() > 9_000_000);
+        let mut streamed = String::new();
+        let response = stream_call(
+            &model,
+            ModelRequest::default(),
+            TokenRoute::Reply,
+            Duration::from_secs(5),
+            &mut |t| match t {
+                Streamed::Reply(t) => streamed.push_str(&t),
+                Streamed::Reasoning(_) => panic!("no reasoning was sent"),
+            },
+        )
+        .await
+        .unwrap();
+        assert!(response.content.ends_with(CUT_MARKER));
+        assert!(
+            response.content.len() <= MAX_REPLY_BYTES + CUT_MARKER.len(),
+            "{} bytes kept",
+            response.content.len()
+        );
+        assert!(response.content.len() > MAX_REPLY_BYTES - 32);
+        assert_eq!(streamed, response.content, "viewers saw what is kept");
+        assert_eq!(response.finish, Some(FinishReason::Length));
+        assert!(
+            model.pieces_read() <= MAX_REPLY_BYTES / 19 + 2,
+            "the rest was not read: {} pieces",
+            model.pieces_read()
+        );
+    }
+
+    #[tokio::test]
+    async fn reasoning_is_capped_too_and_the_answer_still_read() {
+        let mut chunks = vec![ModelChunk::Reasoning("x".repeat(1024)); 100];
+        chunks.push(ModelChunk::Text("The answer.".into()));
+        let response = stream_call(
+            &Fixed(chunks),
+            ModelRequest::default(),
+            TokenRoute::Reply,
+            Duration::from_secs(1),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+        assert_eq!(response.content, "The answer.");
+        assert!(response.reasoning.ends_with(CUT_MARKER));
+        assert_eq!(response.reasoning.len(), MAX_REPLY_BYTES + CUT_MARKER.len());
+    }
+
+    #[test]
+    fn cap_reply_cuts_on_a_character_boundary() {
+        let mut short = "short".to_owned();
+        assert!(!cap_reply(&mut short, 10));
+        assert_eq!(short, "short");
+        let mut long = "订单".repeat(10);
+        assert!(cap_reply(&mut long, 10));
+        assert_eq!(long, format!("订单订{CUT_MARKER}"));
+        assert!(!cap_reply(&mut long, 10), "cut once");
     }
 
     #[tokio::test(start_paused = true)]

@@ -1,6 +1,7 @@
 //! In-memory fakes for tests: a [`FakeBackend`] that gives the real support
-//! tools ([`crate::tools`]) a small fixed shop, tools that fail or hang, and
-//! a scripted chat model. The server's tests may use these too.
+//! tools ([`crate::tools`]) a small fixed shop, tools that fail or hang, a
+//! scripted chat model, and a model whose reply runs away. The server's
+//! tests may use these too.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -439,5 +440,52 @@ impl ChatModel for ScriptedModel {
         };
         let chunks = chunks_of(answer)?;
         Ok(stream::iter(chunks.into_iter().map(Ok)).boxed())
+    }
+}
+
+/// A model whose reply runs away: `piece` streamed `times` times, made as it
+/// is read (so a 9 MB reply costs the test nothing until it is read), then
+/// `stop`. It counts the pieces read, which shows when a caller stops early.
+#[derive(Debug, Clone)]
+pub struct RunawayModel {
+    piece: String,
+    times: usize,
+    read: Arc<AtomicUsize>,
+}
+
+impl RunawayModel {
+    pub fn new(piece: impl Into<String>, times: usize) -> Self {
+        Self {
+            piece: piece.into(),
+            times,
+            read: Arc::default(),
+        }
+    }
+
+    /// The bytes of the whole reply, were it all read.
+    pub fn reply_len(&self) -> usize {
+        self.piece.len() * self.times
+    }
+
+    /// How many pieces were read, over all calls.
+    pub fn pieces_read(&self) -> usize {
+        self.read.load(Ordering::Relaxed)
+    }
+}
+
+#[async_trait]
+impl ChatModel for RunawayModel {
+    fn name(&self) -> String {
+        "runaway".into()
+    }
+
+    async fn stream(&self, _: ModelRequest) -> Result<ModelStream, ModelError> {
+        let (piece, read) = (self.piece.clone(), self.read.clone());
+        let text = stream::iter(0..self.times).map(move |_| {
+            read.fetch_add(1, Ordering::Relaxed);
+            Ok(ModelChunk::Text(piece.clone()))
+        });
+        let end = stream::iter([Ok(ModelChunk::Finish(FinishReason::Stop))]);
+        Ok(text.chain(end).boxed())
     }
 }

@@ -2,9 +2,11 @@
 //! table of allowed transitions in `aics_types::HANDLING_TRANSITIONS`), and
 //! the messages staff write outside a turn (agents' replies, internal
 //! notes). Each change is a conditional UPDATE, so of two agents taking the
-//! same conversation exactly one wins; taking over is refused while a run
-//! holds the conversation, and `begin_turn` refuses a turn while a person
-//! holds it — both read the other's fact under the conversation's row lock.
+//! same conversation exactly one wins, and a conversation a person holds is
+//! changed only by them (or by a supervisor); taking over is refused while a
+//! run holds the conversation, and `begin_turn` refuses a turn while a
+//! person holds it — both read the other's fact under the conversation's
+//! row lock.
 
 use aics_types::{ChatMessage, ConversationSummary, HandlingAction, HandlingState, MessageRole};
 
@@ -37,36 +39,57 @@ fn state_list(states: &[HandlingState]) -> String {
 impl Database {
     /// Applies `action` by `by` (a staff member's name, or `ai`), if the
     /// conversation's handling allows it: [`DbError::Conflict`] (and nothing
-    /// written) when it does not — already taken by someone, or a run holds
-    /// the conversation — and `NotFound` when there is no conversation.
-    /// The new state, its assignee and the timeline line are one transaction.
-    #[tracing::instrument(skip_all, fields(session_id, action = action.as_str(), by))]
+    /// written) when it does not — already taken by someone, held by a
+    /// person other than `by`, or a run holds the conversation — and
+    /// `NotFound` when there is no conversation. The new state, its assignee
+    /// and the timeline line are one transaction.
     pub async fn change_handling(
         &self,
         session_id: &str,
         action: HandlingAction,
         by: &str,
     ) -> Result<HandlingChange, DbError> {
+        self.change_handling_as(session_id, action, by, false).await
+    }
+
+    /// [`Self::change_handling`]; with `over_holder` (a supervisor) `by`
+    /// may also hand back or resolve a conversation another person holds.
+    #[tracing::instrument(skip_all, fields(session_id, action = action.as_str(), by))]
+    pub async fn change_handling_as(
+        &self,
+        session_id: &str,
+        action: HandlingAction,
+        by: &str,
+        over_holder: bool,
+    ) -> Result<HandlingChange, DbError> {
         tracing::Span::current().record("session_id", session_id);
         let (from, to) = action.transition();
         let assignee = (to == HandlingState::Human).then_some(by);
+        // Checked in the UPDATE itself, under the row lock: a conversation
+        // taken over between a caller's look and this change stays its holder's.
+        let holder_only = if over_holder {
+            ""
+        } else {
+            " AND (handling <> 'human' OR assignee = $5)"
+        };
         let sql = format!(
             "UPDATE conversations SET handling = $2, assignee = $3, updated_at = $4 \
-             WHERE session_id = $1 AND handling IN ({})",
+             WHERE session_id = $1 AND handling IN ({}){holder_only}",
             state_list(from)
         );
         let line = format!("{by} {}", action.timeline());
         let row = with_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             // The row lock taken here is the one `begin_turn` takes first.
-            let changed = sqlx::query(&sql)
+            let mut update = sqlx::query(&sql)
                 .bind(session_id)
                 .bind(to.as_str())
                 .bind(assignee)
-                .bind(now())
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
+                .bind(now());
+            if !over_holder {
+                update = update.bind(by);
+            }
+            let changed = update.execute(&mut *tx).await?.rows_affected();
             if changed == 0 {
                 let current: Option<(String, Option<String>)> = sqlx::query_as(
                     "SELECT handling, assignee FROM conversations WHERE session_id = $1",

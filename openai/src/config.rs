@@ -26,8 +26,9 @@ pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 
 /// One OpenAI-compatible endpoint and the model to call there.
 ///
-/// `Debug` prints neither the API key nor the values of the extra headers,
-/// and `Serialize` skips both, so a config can be logged or shown safely.
+/// `Debug` prints neither the API key nor the values of the extra headers
+/// (nor the base URL's userinfo and query), and `Serialize` skips the key
+/// and the headers, so a config can be logged or shown safely.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct OpenAiConfig {
@@ -111,7 +112,8 @@ impl fmt::Debug for OpenAiConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Hand-written so that the key and header values can never reach a log.
         f.debug_struct("OpenAiConfig")
-            .field("base_url", &self.base_url)
+            // A key may ride in the URL's query or userinfo.
+            .field("base_url", &crate::redact::redact_url(&self.base_url))
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("api_key_env", &self.api_key_env)
             .field("model", &self.model)

@@ -13,6 +13,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{json_message, summarize_text};
+// URLs are redacted here; the provider masks its own secrets in these errors.
+use crate::redact::Redactor;
 
 /// What one event meant.
 #[derive(Debug, PartialEq)]
@@ -47,7 +49,7 @@ impl ChunkDecoder {
         let chunk: WireChunk = serde_json::from_str(data).map_err(|err| {
             ModelError::Protocol(format!(
                 "a chunk did not parse ({err}): {}",
-                summarize_text(data, None)
+                summarize_text(data, &Redactor::default())
             ))
         })?;
         if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
@@ -55,7 +57,7 @@ impl ChunkDecoder {
                 .unwrap_or_else(|| error.to_string());
             return Err(ModelError::Other(format!(
                 "the model server reported an error mid-stream: {}",
-                summarize_text(&message, None)
+                summarize_text(&message, &Redactor::default())
             )));
         }
 
@@ -135,7 +137,7 @@ pub(crate) fn decode_completion(body: &str) -> Result<Vec<ModelChunk>, ModelErro
     let completion: WireCompletion = serde_json::from_str(body.trim()).map_err(|err| {
         ModelError::Protocol(format!(
             "an unstreamed completion did not parse ({err}): {}",
-            summarize_text(body, None)
+            summarize_text(body, &Redactor::default())
         ))
     })?;
     if let Some(error) = completion.error.filter(|e| !e.is_null()) {
@@ -143,7 +145,7 @@ pub(crate) fn decode_completion(body: &str) -> Result<Vec<ModelChunk>, ModelErro
             .unwrap_or_else(|| error.to_string());
         return Err(ModelError::Other(format!(
             "the model server reported an error: {}",
-            summarize_text(&message, None)
+            summarize_text(&message, &Redactor::default())
         )));
     }
     let mut decoder = ChunkDecoder::default();

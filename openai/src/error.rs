@@ -5,10 +5,13 @@
 
 use serde_json::Value;
 
+use crate::redact::Redactor;
+
 /// Why an [`crate::OpenAiCompatible`] could not be built from its config.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OpenAiError {
-    /// `base_url` is not an http(s) URL.
+    /// `base_url` is not an http(s) URL (`url` is shown redacted: a key
+    /// may ride in its query).
     #[error("invalid base URL {url:?}: {reason}")]
     InvalidBaseUrl { url: String, reason: String },
     /// An extra header has an invalid name or value (the value is not shown:
@@ -28,14 +31,14 @@ const MAX_SUMMARY_CHARS: usize = 300;
 
 /// A one-line summary of an HTTP error body: OpenAI's `error.message` (or a
 /// plain `message`/`detail`/`error` string) when it is JSON, the text
-/// otherwise; whitespace collapsed, `secret` masked, truncated.
-pub(crate) fn summarize_body(body: &[u8], secret: Option<&str>) -> String {
+/// otherwise; whitespace collapsed, URLs and secrets redacted, truncated.
+pub(crate) fn summarize_body(body: &[u8], redactor: &Redactor) -> String {
     let text = String::from_utf8_lossy(body);
     let message = match serde_json::from_str::<Value>(&text) {
         Ok(json) => json_message(&json).unwrap_or_else(|| json.to_string()),
         Err(_) => text.into_owned(),
     };
-    summarize_text(&message, secret)
+    summarize_text(&message, redactor)
 }
 
 /// The human message of an error payload, wherever the server put it.
@@ -52,13 +55,13 @@ pub(crate) fn json_message(json: &Value) -> Option<String> {
         .find_map(|v| v.as_str().map(str::to_owned))
 }
 
-/// Collapses whitespace, masks `secret` and truncates on a char boundary.
-pub(crate) fn summarize_text(text: &str, secret: Option<&str>) -> String {
-    let mut text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    // Some servers echo the key they refused; it must not reach a trace.
-    if let Some(secret) = secret.filter(|s| !s.is_empty()) {
-        text = text.replace(secret, "[redacted]");
-    }
+/// Collapses whitespace, redacts URLs and secrets and truncates on a char
+/// boundary.
+pub(crate) fn summarize_text(text: &str, redactor: &Redactor) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Some servers echo the key they refused, or the URL it came in: it
+    // must not reach a log or a trace.
+    let text = redactor.scrub(&text);
     if text.is_empty() {
         return "(empty body)".into();
     }
@@ -76,7 +79,10 @@ mod tests {
     fn openai_error_bodies_are_summarized_without_the_key() {
         let body = br#"{"error":{"message":"Incorrect API key provided: sk-secret-123.\n  See docs.","type":"invalid_request_error"}}"#;
         assert_eq!(
-            summarize_body(body, Some("sk-secret-123")),
+            summarize_body(
+                body,
+                &Redactor::new("http://h/v1", Some("sk-secret-123"), [])
+            ),
             "Incorrect API key provided: [redacted]. See docs."
         );
     }
@@ -84,11 +90,12 @@ mod tests {
     #[test]
     fn long_and_empty_bodies() {
         let long = "é".repeat(1000);
-        let summary = summarize_body(long.as_bytes(), None);
+        let none = Redactor::default();
+        let summary = summarize_body(long.as_bytes(), &none);
         assert_eq!(summary.chars().count(), MAX_SUMMARY_CHARS + 1);
-        assert_eq!(summarize_body(b"  \n", None), "(empty body)");
+        assert_eq!(summarize_body(b"  \n", &none), "(empty body)");
         assert_eq!(
-            summarize_body(br#"{"detail":"Not Found"}"#, None),
+            summarize_body(br#"{"detail":"Not Found"}"#, &none),
             "Not Found"
         );
     }

@@ -21,14 +21,19 @@
 //! - `decode`: lenient parsing of one streamed chunk into model chunks.
 //! - [`error`]: [`OpenAiError`], why a provider could not be built, and the
 //!   summary of a server's error body.
+//! - [`redact`]: what of a provider may be shown: [`redact_url`] (no
+//!   userinfo, query or fragment) and the masking of its secrets, which
+//!   every error, log line and trace of this crate passes through.
 #![forbid(unsafe_code)]
 
 pub mod config;
 mod decode;
 pub mod error;
 pub mod provider;
+pub mod redact;
 mod request;
 
 pub use config::{OpenAiConfig, Price, ProviderConfig, ProvidersConfig, RetryPolicy, Timeouts};
 pub use error::OpenAiError;
 pub use provider::OpenAiCompatible;
+pub use redact::{redact_url, redact_urls};

@@ -39,6 +39,7 @@ use aics_agent::PlanProtocol;
 use crate::config::{OpenAiConfig, RetryPolicy};
 use crate::decode::{decode_completion, ChunkDecoder, Decoded};
 use crate::error::{summarize_body, summarize_text, OpenAiError};
+use crate::redact::{redact_url, Redactor};
 use crate::request::{chat_body, unstreamed_body};
 
 /// The server-sent events of a response body.
@@ -73,8 +74,9 @@ pub struct OpenAiCompatible {
     client: reqwest::Client,
     /// Authorization (marked sensitive), Accept and the extra headers.
     headers: HeaderMap,
-    /// The resolved key, kept only to mask it in error messages.
-    api_key: Option<String>,
+    /// Masks the key, the header values and the URL's secrets in every
+    /// error and log line.
+    redactor: Redactor,
     /// The server refused tools while streaming once: calls with tools go
     /// unstreamed from then on. Shared by the clones of this provider.
     unstreamed_tools: Arc<AtomicBool>,
@@ -84,7 +86,7 @@ impl fmt::Debug for OpenAiCompatible {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The config's Debug redacts; the headers and key are left out.
         f.debug_struct("OpenAiCompatible")
-            .field("endpoint", &self.endpoint.as_str())
+            .field("endpoint", &redact_url(self.endpoint.as_str()))
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
@@ -126,6 +128,11 @@ impl OpenAiCompatible {
             headers.insert(AUTHORIZATION, value);
         }
 
+        let redactor = Redactor::new(
+            &config.base_url,
+            api_key.as_deref(),
+            config.headers.values().map(String::as_str),
+        );
         let client = reqwest::Client::builder()
             .connect_timeout(config.timeouts.connect)
             .user_agent(concat!("aics/", env!("CARGO_PKG_VERSION")))
@@ -137,7 +144,7 @@ impl OpenAiCompatible {
             endpoint,
             client,
             headers,
-            api_key,
+            redactor,
             unstreamed_tools: Arc::new(AtomicBool::new(false)),
         })
     }
@@ -158,7 +165,8 @@ impl OpenAiCompatible {
         self.config.protocol
     }
 
-    /// The URL requests go to: `{base_url}/chat/completions`.
+    /// The URL requests go to: `{base_url}/chat/completions`, the base's
+    /// query kept. Show it only through [`redact_url`].
     pub fn endpoint(&self) -> &Url {
         &self.endpoint
     }
@@ -191,7 +199,10 @@ impl OpenAiCompatible {
             }
             // Nothing came back, so nothing was streamed: always worth a retry.
             Ok(Err(err)) => {
-                return Err(Failure::retry(ModelError::Connect(error_chain(&err)), None))
+                return Err(Failure::retry(
+                    ModelError::Connect(self.redactor.scrub(&error_chain(&err))),
+                    None,
+                ))
             }
             Ok(Ok(response)) => response,
         };
@@ -215,7 +226,7 @@ impl OpenAiCompatible {
                 .unwrap_or_default();
             let error = ModelError::Protocol(format!(
                 "expected a stream of server-sent events, got JSON: {}",
-                summarize_body(&body, self.api_key.as_deref())
+                summarize_body(&body, &self.redactor)
             ));
             // With tools, a server that will not stream them may say so in
             // a JSON body: the unstreamed call is worth making.
@@ -243,14 +254,14 @@ impl OpenAiCompatible {
             Ok(Some(Err(EventStreamError::Transport(err)))) if tools_sent => {
                 return Err(Failure::refused(ModelError::Connect(format!(
                     "the connection broke before the first event of a request with tools: {}",
-                    error_chain(&err)
+                    self.redactor.scrub(&error_chain(&err))
                 ))))
             }
             Ok(Some(Err(EventStreamError::Transport(err)))) => {
                 return Err(Failure::retry(
                     ModelError::Connect(format!(
                         "the connection broke before the first event: {}",
-                        error_chain(&err)
+                        self.redactor.scrub(&error_chain(&err))
                     )),
                     None,
                 ))
@@ -280,7 +291,7 @@ impl OpenAiCompatible {
         let body = timeout_at(limit, read_limited(response, MAX_ERROR_BODY_BYTES))
             .await
             .unwrap_or_default();
-        let message = summarize_body(&body, self.api_key.as_deref());
+        let message = summarize_body(&body, &self.redactor);
         let refused = tools_sent && refuses_streamed_tools(status, &message);
         let error = ModelError::Status {
             status: status.as_u16(),
@@ -315,7 +326,10 @@ impl OpenAiCompatible {
         let response = match timeout_at(deadline, send).await {
             Err(_) => return Err(Failure::fatal(total_timeout(total))),
             Ok(Err(err)) => {
-                return Err(Failure::retry(ModelError::Connect(error_chain(&err)), None))
+                return Err(Failure::retry(
+                    ModelError::Connect(self.redactor.scrub(&error_chain(&err))),
+                    None,
+                ))
             }
             Ok(Ok(response)) => response,
         };
@@ -343,10 +357,12 @@ impl OpenAiCompatible {
         let policy = self.config.retries;
         let mut retry = 0;
         loop {
-            let failure = match attempt().await {
+            let mut failure = match attempt().await {
                 Ok(stream) => return Ok(stream),
                 Err(failure) => failure,
             };
+            // Whatever an attempt wrote, nothing of the URL's secrets is logged.
+            failure.error = self.redactor.error(failure.error);
             if !failure.retryable || retry >= policy.max_retries {
                 if !failure.refused {
                     tracing::warn!(error = %failure.error, retries = retry, "model call failed");
@@ -376,6 +392,7 @@ impl OpenAiCompatible {
     ) -> ModelStream {
         let timeouts = self.config.timeouts;
         let model = self.config.model.clone();
+        let redactor = self.redactor.clone();
         let stream = async_stream::stream! {
             let mut first = Some(first);
             let mut decoder = ChunkDecoder::default();
@@ -417,7 +434,7 @@ impl OpenAiCompatible {
                     Some(Err(err)) => {
                         let error = ModelError::Protocol(format!(
                             "the stream broke off after {events_seen} events: {}",
-                            summarize_text(&describe(&err), None)
+                            summarize_text(&describe(&err), &redactor)
                         ));
                         tracing::warn!(%model, %error, "model stream failed");
                         yield Err(error);
@@ -444,7 +461,7 @@ impl OpenAiCompatible {
                 if event.event == "error" {
                     let error = ModelError::Other(format!(
                         "the model server reported an error mid-stream: {}",
-                        summarize_body(event.data.as_bytes(), None)
+                        summarize_body(event.data.as_bytes(), &redactor)
                     ));
                     tracing::warn!(%model, %error, "model stream failed");
                     yield Err(error);
@@ -465,6 +482,8 @@ impl OpenAiCompatible {
                         return;
                     }
                     Err(error) => {
+                        // A decoding error quotes the chunk, which may echo anything.
+                        let error = redactor.error(error);
                         tracing::warn!(%model, %error, "model stream failed");
                         yield Err(error);
                         return;
@@ -567,20 +586,21 @@ impl Failure {
     }
 }
 
-/// `{base_url}/chat/completions`, whether or not the base ends in `/`.
+/// `{base_url}/chat/completions`, whether or not the base ends in `/`; a
+/// query of the base (a gateway's `?api-version=`, `?api-key=`) stays after
+/// the path.
 fn endpoint(base_url: &str) -> Result<Url, OpenAiError> {
     let invalid = |reason: String| OpenAiError::InvalidBaseUrl {
-        url: base_url.to_owned(),
+        url: redact_url(base_url),
         reason,
     };
-    let url = Url::parse(&format!(
-        "{}/chat/completions",
-        base_url.trim().trim_end_matches('/')
-    ))
-    .map_err(|err| invalid(err.to_string()))?;
+    let mut url = Url::parse(base_url.trim()).map_err(|err| invalid(err.to_string()))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(invalid("the scheme must be http or https".into()));
     }
+    url.set_fragment(None);
+    let path = format!("{}/chat/completions", url.path().trim_end_matches('/'));
+    url.set_path(&path);
     Ok(url)
 }
 
@@ -705,6 +725,22 @@ mod tests {
             endpoint("not a url"),
             Err(OpenAiError::InvalidBaseUrl { .. })
         ));
+        assert_eq!(
+            endpoint("https://gw.example/v1/?api-version=2024-06-01").map(|u| u.to_string()),
+            Ok("https://gw.example/v1/chat/completions?api-version=2024-06-01".to_string())
+        );
+        let refused = endpoint("ftp://user:PASSWORD@gw.example/v1?api-key=SECRET")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            refused.contains("ftp://[redacted]@gw.example/v1?[redacted]"),
+            "{refused}"
+        );
+        assert!(
+            !refused.contains("SECRET") && !refused.contains("PASSWORD"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -9,6 +9,12 @@
 //! the files are cached for a year, `immutable`. Without hashes (a debug
 //! build, `cargo leptos watch`) they are revalidated on every use.
 //!
+//! Nothing under a name that starts with a dot is served ([`is_hidden`]):
+//! the site root holds the build's own files too (`.client-inputs`, the
+//! stamp of what the bundle was built from), and the router's fallback
+//! would serve any file there. The guards answer such a path 404 before any
+//! handler runs (`crate::guards`).
+//!
 //! Everything else the server answers is compressed on the fly by
 //! [`compression`] when the client accepts it and the body is worth it; event
 //! streams never (so that tokens are not held back in a compressor's
@@ -51,6 +57,14 @@ pub fn hashed_bundle(options: &LeptosOptions) -> bool {
         .ok()
         .and_then(|exe| exe.parent().map(|dir| dir.join(options.hash_file.as_ref())))
         .is_some_and(|path| path.is_file())
+}
+
+/// Whether `path` (a request's path, percent-decoded) names a dotfile or
+/// something in a dot-directory: a segment that starts with `.`. None is
+/// the site's; `..` never reaches a file either.
+pub fn is_hidden(path: &str) -> bool {
+    path.split(['/', '\\'])
+        .any(|segment| segment.starts_with('.'))
 }
 
 /// The router of `/{site_pkg_dir}`: precompressed files, cached by name.
@@ -147,4 +161,31 @@ where
 
 fn pkg_dir(options: &LeptosOptions) -> PathBuf {
     Path::new(options.site_root.as_ref()).join(options.site_pkg_dir.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_names_are_hidden() {
+        for path in [
+            "/.client-inputs",
+            "/.git/config",
+            "/pkg/.hidden.wasm",
+            "/a/../b",
+            "/pkg\\.x",
+        ] {
+            assert!(is_hidden(path), "{path}");
+        }
+        for path in [
+            "/",
+            "/pkg/aics.0123abcd.wasm",
+            "/chat/abc",
+            "/favicon.ico",
+            "/a.b/c.",
+        ] {
+            assert!(!is_hidden(path), "{path}");
+        }
+    }
 }

@@ -148,6 +148,26 @@ impl WebConfig {
         )
     }
 
+    /// The scheme the client reached the site by, `http` or `https`: what a
+    /// trusted proxy's `X-Forwarded-Proto` says (its last value: the nearest
+    /// proxy's word), else `https` when the deployment is served over HTTPS
+    /// ([`Self::hsts`]), else `http`. Anyone else's `X-Forwarded-Proto` is
+    /// ignored.
+    pub fn request_scheme(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> &'static str {
+        let forwarded = peer
+            .filter(|p| self.is_trusted(p.ip()))
+            .and_then(|_| headers.get_all("x-forwarded-proto").iter().next_back())
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+            .map(str::trim);
+        match forwarded {
+            Some(p) if p.eq_ignore_ascii_case("https") => "https",
+            Some(p) if p.eq_ignore_ascii_case("http") => "http",
+            _ if self.hsts => "https",
+            _ => "http",
+        }
+    }
+
     fn is_trusted(&self, ip: IpAddr) -> bool {
         let ip = canonical(ip);
         self.trusted_proxies.iter().any(|net| net.contains(&ip))
@@ -236,6 +256,37 @@ mod tests {
             Some(proxy.ip())
         );
         assert_eq!(web.client_addr(None, &h), None);
+    }
+
+    #[test]
+    fn the_scheme_from_trusted_proxies_only_else_the_deployments() {
+        let web = WebConfig {
+            trusted_proxies: vec!["10.0.0.0/8".parse().unwrap()],
+            ..WebConfig::default()
+        };
+        let proxy: SocketAddr = "10.0.0.9:5555".parse().unwrap();
+        let stranger: SocketAddr = "198.51.100.1:5555".parse().unwrap();
+        let mut h = HeaderMap::new();
+        assert_eq!(web.request_scheme(Some(proxy), &h), "http");
+        h.insert("x-forwarded-proto", "HTTPS".parse().unwrap());
+        assert_eq!(web.request_scheme(Some(proxy), &h), "https");
+        assert_eq!(web.request_scheme(Some(stranger), &h), "http");
+        assert_eq!(web.request_scheme(None, &h), "http");
+        h.insert("x-forwarded-proto", "https, http".parse().unwrap());
+        assert_eq!(
+            web.request_scheme(Some(proxy), &h),
+            "http",
+            "the nearest proxy's"
+        );
+        h.insert("x-forwarded-proto", "gopher".parse().unwrap());
+        let https = WebConfig {
+            hsts: true,
+            ..web.clone()
+        };
+        assert_eq!(https.request_scheme(Some(proxy), &h), "https");
+        h.insert("x-forwarded-proto", "http".parse().unwrap());
+        assert_eq!(https.request_scheme(Some(stranger), &h), "https");
+        assert_eq!(https.request_scheme(Some(proxy), &h), "http");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The client bundle on the wire (server/src/assets.rs): the precompressed
 //! copy the browser accepts, immutable caching of content-hashed names only,
 //! a missing file not cached, and on-the-fly compression of pages and JSON
-//! but never of an event stream. SQLite.
+//! but never of an event stream; nothing under a dot name (the build's
+//! `.client-inputs` stamp) is served. SQLite.
 
 #![allow(clippy::unwrap_used)]
 
@@ -65,6 +66,13 @@ fn site() -> tempdir::Site {
         write(&format!("{name}.br"), b"brotli copy");
         write(&format!("{name}.gz"), b"gzip copy");
     }
+    // What the release build leaves at the site root beside the bundle
+    // (scripts/build-release.sh), and dot names a deployment may add.
+    std::fs::write(root.join(".client-inputs"), b"0123456789abcdef").unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git").join("config"), b"[core]").unwrap();
+    write(".hidden.js", b"secret");
+    std::fs::write(root.join("robots.txt"), b"User-agent: *").unwrap();
     tempdir::Site(root)
 }
 
@@ -215,6 +223,38 @@ async fn a_missing_bundle_file_is_not_cached(pool: SqlitePool) {
     // Nor is a path out of the folder answered.
     let (status, _, _) = get(&app, "/pkg/../Cargo.toml", None).await;
     assert_ne!(status, StatusCode::OK);
+}
+
+/// Dotfiles and dot-directories of the site root (and of the bundle's
+/// folder) are not served, however the name is spelled; the root's other
+/// files still are.
+#[sqlx::test(migrations = false)]
+async fn dotfiles_are_not_served(pool: SqlitePool) {
+    let app = app(pool, true).await;
+    for path in [
+        "/.client-inputs",
+        "/%2eclient-inputs",
+        "/%2Eclient-inputs",
+        "/.git/config",
+        "/.git/",
+        "/pkg/.hidden.js",
+    ] {
+        let (status, headers, body) = get(&app, path, None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        assert_eq!(
+            header(&headers, header::CACHE_CONTROL),
+            "no-store",
+            "{path}"
+        );
+        let body = String::from_utf8_lossy(&body);
+        assert!(
+            !body.contains("0123456789abcdef") && !body.contains("secret"),
+            "{path}: {body}"
+        );
+    }
+    let (status, _, body) = get(&app, "/robots.txt", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, b"User-agent: *");
 }
 
 #[sqlx::test(migrations = false)]

@@ -5,10 +5,12 @@
 //! transitions ([`aics_types::HANDLING_TRANSITIONS`]), is one audit line and
 //! one timeline line, and is announced on the conversation's live stream.
 //! The holder may ask the model for a draft reply (no tools, nothing
-//! stored) to edit and send.
+//! stored) to edit and send. A conversation a person holds is handed back
+//! or resolved only by them or by a supervisor.
 
 use aics_types::{
-    AgentEvent, ChatMessage, ConversationSummary, HandlingAction, MessageRole, UserInfo,
+    AgentEvent, ChatMessage, ConversationSummary, HandlingAction, HandlingState, MessageRole, Role,
+    UserInfo,
 };
 
 use crate::error::ServiceError;
@@ -23,7 +25,8 @@ const DRAFT_PROMPT: &str = "You draft the next reply of a human customer-support
 const DRAFT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Console {
-    /// Applies a staff member's handling `action`: 409 when the
+    /// Applies a staff member's handling `action`: 403 when another person
+    /// holds the conversation and `user` is not a supervisor, 409 when the
     /// conversation's state does not allow it (someone took it first; a run
     /// holds it), nothing changed. The escalation is the AI's, not staff's.
     #[tracing::instrument(skip_all, fields(session_id, action = action.as_str(), user = %user.username))]
@@ -40,10 +43,17 @@ impl Console {
                 action.as_str()
             )));
         }
+        let supervisor = user.role == Role::Supervisor;
+        if !supervisor {
+            // The 403 is told from here; the change itself checks the holder
+            // again under the row lock, so a race ends in a 409, never in
+            // someone else's conversation changed.
+            self.refuse_other_holder(user, session_id, action).await?;
+        }
         let change = self
             .inner
             .db
-            .change_handling(session_id, action, &user.username)
+            .change_handling_as(session_id, action, &user.username, supervisor)
             .await?;
         self.audit(
             &user.username,
@@ -61,6 +71,37 @@ impl Console {
             assignee: change.summary.assignee.clone(),
         });
         Ok(change.summary)
+    }
+
+    /// 403 when a person other than `user` holds the conversation and
+    /// `action` would change that (hand it back, resolve it).
+    async fn refuse_other_holder(
+        &self,
+        user: &UserInfo,
+        session_id: &str,
+        action: HandlingAction,
+    ) -> Result<(), ServiceError> {
+        let Some(summary) = self.inner.db.conversation(session_id).await? else {
+            // The change answers 404.
+            return Ok(());
+        };
+        let held_by_other = summary.handling == HandlingState::Human
+            && summary.assignee.as_deref() != Some(user.username.as_str());
+        if held_by_other && action.allowed_from(HandlingState::Human) {
+            let holder = summary.assignee.as_deref().unwrap_or("another person");
+            tracing::warn!(
+                holder,
+                "handling change of a conversation someone else holds refused"
+            );
+            return Err(ServiceError::Forbidden(format!(
+                "{holder} handles this conversation: only they or a supervisor may {} it",
+                match action {
+                    HandlingAction::Resolve => "resolve",
+                    _ => "hand back",
+                }
+            )));
+        }
+        Ok(())
     }
 
     /// A reply to the customer written by the staff member who holds the

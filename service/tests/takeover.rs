@@ -211,3 +211,74 @@ async fn escalation_fills_the_queue_until_taken(pool: sqlx::SqlitePool) {
         .unwrap();
     assert_eq!(console.waiting_for_human().await.unwrap(), 0);
 }
+
+/// Another agent can neither hand back nor resolve a conversation a person
+/// holds (403, nothing changed), so cannot take it over through a hand-back
+/// either; the holder and a supervisor can. The database's own change
+/// checks the holder too, for a caller that skips the service's look.
+async fn only_the_holder_or_a_supervisor(console: Console) {
+    let sid = "held-1";
+    console
+        .chat(&agent(), sid, "What is your return policy?")
+        .await
+        .unwrap();
+    let me = agent();
+    console
+        .change_handling(&me, sid, HandlingAction::TakeOver)
+        .await
+        .unwrap();
+    for action in [HandlingAction::HandBack, HandlingAction::Resolve] {
+        let err = console
+            .change_handling(&bob(), sid, action)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ServiceError::Forbidden(_)),
+            "{action:?}: {err:?}"
+        );
+        assert_eq!(err.status_code(), 403);
+    }
+    assert!(matches!(
+        console
+            .db()
+            .change_handling(sid, HandlingAction::HandBack, "bob")
+            .await,
+        Err(aics_db::DbError::Conflict(_))
+    ));
+    // Still mine, and bob's attempts left no timeline line.
+    let held = console.conversation(sid).await.unwrap();
+    assert_eq!(held.summary.handling, HandlingState::Human);
+    assert_eq!(held.summary.assignee.as_deref(), Some(me.username.as_str()));
+    assert!(!held
+        .messages
+        .iter()
+        .any(|m| m.author.as_deref() == Some("bob")));
+
+    // A supervisor may hand it back; then anyone may take it.
+    let back = console
+        .change_handling(&supervisor(), sid, HandlingAction::HandBack)
+        .await
+        .unwrap();
+    assert_eq!(back.handling, HandlingState::Ai);
+    let taken = console
+        .change_handling(&bob(), sid, HandlingAction::TakeOver)
+        .await
+        .unwrap();
+    assert_eq!(taken.assignee.as_deref(), Some("bob"));
+    // The holder resolves their own.
+    let resolved = console
+        .change_handling(&bob(), sid, HandlingAction::Resolve)
+        .await
+        .unwrap();
+    assert_eq!(resolved.handling, HandlingState::Closed);
+}
+
+#[sqlx::test(migrations = false)]
+async fn only_the_holder_or_a_supervisor_on_sqlite(pool: sqlx::SqlitePool) {
+    only_the_holder_or_a_supervisor(console(Database::from(pool)).await).await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn only_the_holder_or_a_supervisor_on_postgres(pool: sqlx::PgPool) {
+    only_the_holder_or_a_supervisor(console(Database::Postgres(pool)).await).await;
+}

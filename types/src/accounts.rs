@@ -285,6 +285,53 @@ pub fn validate_text(field: &str, text: &str) -> Result<(), String> {
     }
 }
 
+/// Whether `c` reorders or hides what a reader sees: a bidirectional
+/// control (the embeddings and overrides U+202A–U+202E, the isolates
+/// U+2066–U+2069, the marks U+200E, U+200F and U+061C) or a zero-width
+/// character (U+200B–U+200D, U+2060, U+FEFF). In a name or a title they make
+/// `invoice` U+202E `fdp.exe` read as `invoiceexe.pdf`, or two names look
+/// the same.
+pub fn is_invisible_char(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{061C}'
+            | '\u{200B}'..='\u{200D}'
+            | '\u{2060}'
+            | '\u{FEFF}'
+    )
+}
+
+/// `text` without the characters [`is_invisible_char`] names (borrowed
+/// when it has none). For titles made from what someone wrote, where a
+/// refusal would refuse the message itself.
+pub fn strip_invisible(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.chars().any(is_invisible_char) {
+        std::borrow::Cow::Owned(text.chars().filter(|c| !is_invisible_char(*c)).collect())
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// Refuses a name (a visitor's on the start page, a display name) with a
+/// control character ([`validate_text`]) or a character that reorders or
+/// hides what staff read ([`is_invisible_char`]). Free text — messages,
+/// notes — keeps them: emoji sequences join with U+200D, and right-to-left
+/// writing uses the marks.
+pub fn validate_name(field: &str, text: &str) -> Result<(), String> {
+    validate_text(field, text)?;
+    match text.chars().find(|c| is_invisible_char(*c)) {
+        Some(c) => Err(format!(
+            "{field} contains an invisible or text-direction character (U+{:04X}); remove it",
+            u32::from(c)
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Refuses a JSON text with a control character in any string or key
 /// (escaped ones too: `"\u0000"` is a NUL). The text is checked as it is
 /// parsed, without building its value. Text that is not JSON passes: what
@@ -422,5 +469,32 @@ mod tests {
             "not JSON: not ours to refuse"
         );
         assert!(json("{\"a\": ").is_ok(), "not JSON");
+    }
+
+    #[test]
+    fn invisible_and_direction_characters() {
+        // An override that makes "exe.pdf" of "fdp.exe", and the rest.
+        for c in [
+            '\u{202A}', '\u{202E}', '\u{2066}', '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}',
+            '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}',
+        ] {
+            assert!(is_invisible_char(c), "U+{:04X}", u32::from(c));
+            let name = format!("Bob{c}Smith");
+            let refused = validate_name("name", &name).err().unwrap_or_default();
+            assert!(
+                refused.contains(&format!("U+{:04X}", u32::from(c))),
+                "{refused}"
+            );
+            assert_eq!(strip_invisible(&name), "BobSmith");
+        }
+        assert!(!is_invisible_char('\u{2028}') && !is_invisible_char('a'));
+        assert!(validate_name("name", "Zhang Wei 张伟 Zoë O'Brien").is_ok());
+        assert!(validate_name("name", "x\u{7}").is_err(), "controls too");
+        assert!(matches!(
+            strip_invisible("plain 订单"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        // Free text keeps them: an emoji family is three joined by U+200D.
+        assert!(validate_text("message", "👨\u{200D}👩\u{200D}👧").is_ok());
     }
 }

@@ -25,7 +25,8 @@
 //! - [`handling`]: who handles a conversation, the table of allowed
 //!   handling transitions, and the customer channel's view.
 //! - [`accounts`]: named accounts, the audit log, and the rules for
-//!   usernames, new passwords and free text (no control characters).
+//!   usernames, new passwords, free text (no control characters) and names
+//!   (no invisible or text-direction characters either).
 //! - [`commerce`]: the shop's data the tools read and write: customers,
 //!   orders, logistics events, tickets, knowledge articles.
 //! - [`shared`]: [`SharedValue`], a JSON value many owners hold at once

@@ -146,8 +146,11 @@ const TITLE_CHARS: usize = 60;
 /// conversation.
 pub const PREVIEW_CHARS: usize = 140;
 
-/// A conversation title from its first message.
+/// A conversation title from its first message, without the characters
+/// that reorder or hide what staff read in the inbox
+/// ([`aics_types::is_invisible_char`]).
 pub fn title_from(message: &str) -> String {
+    let message = aics_types::strip_invisible(message);
     let line = message.trim().lines().next().unwrap_or_default();
     let title = cut(line, TITLE_CHARS);
     if title.is_empty() {
@@ -402,6 +405,12 @@ mod tests {
         let long = "订".repeat(61);
         assert_eq!(title_from(&long), format!("{}…", "订".repeat(60)));
         assert_eq!(title_from(&long[..60 * 3]), "订".repeat(60));
+        // Direction controls and zero-width characters are dropped.
+        assert_eq!(
+            title_from("\u{202E}Refund\u{200B} approved\u{2066}\u{FEFF}"),
+            "Refund approved"
+        );
+        assert_eq!(title_from("\u{200B}\u{202E}"), "New conversation");
     }
 
     #[test]

@@ -338,6 +338,53 @@ mod tests {
     use super::*;
     use crate::support::state::ToolCallSig;
 
+    /// A model that runs away (9 MB of reply) ends its turn with the reply
+    /// cut at the cap, as an answer, its call's finish reason `length`; what
+    /// streamed to viewers is no more than what is kept.
+    #[tokio::test]
+    async fn a_runaway_reply_is_cut_and_ends_the_turn_as_an_answer() {
+        use crate::llm::{CUT_MARKER, MAX_REPLY_BYTES};
+        use aics_types::AgentEvent;
+
+        let model = Arc::new(crate::testing::RunawayModel::new("la ", 3_000_000));
+        assert!(model.reply_len() >= 9_000_000);
+        let agent = crate::SupportAgent::new(
+            model.clone(),
+            crate::testing::fake_tools(),
+            Arc::new(aics_graph::MemoryCheckpointer::new()),
+            Arc::new(crate::memory::InMemoryMemoryStore::default()),
+            crate::SupportConfig::default(),
+        );
+        let (sink, mut events) = crate::EventSink::channel();
+        let trace = agent
+            .run_turn(
+                "g-runaway",
+                crate::TurnInput::new("s-runaway", "Tell me everything"),
+                &sink,
+            )
+            .await
+            .unwrap();
+        drop(sink);
+        assert!(trace.reply.ends_with(CUT_MARKER), "cut with the marker");
+        assert!(trace.reply.len() <= MAX_REPLY_BYTES + CUT_MARKER.len());
+        assert_eq!(trace.stop_reason, Some(StopReason::FinalAnswer));
+        let calls = &trace.llm_call_records;
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert_eq!(calls[0].finish_reason.as_deref(), Some("length"));
+        assert_eq!(calls[0].output.len(), trace.reply.len());
+        let mut streamed = 0;
+        while let Ok(event) = events.try_recv() {
+            if let AgentEvent::LlmToken { token, .. } = event {
+                streamed += token.len();
+            }
+        }
+        assert!(
+            streamed <= MAX_REPLY_BYTES + CUT_MARKER.len(),
+            "{streamed} bytes streamed"
+        );
+        assert!(model.pieces_read() < 20_000, "the rest was not read");
+    }
+
     #[test]
     fn loop_detection_needs_same_tool_similar_args_and_similar_results() {
         let sig = |name: &str, id: &str, order: &str| ToolCallSig {

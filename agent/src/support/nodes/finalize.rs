@@ -1,10 +1,12 @@
 //! `finalize`: the reply (the last AI message without calls; an explanation
-//! when it is empty and a stop reason exists) and the turn's metadata.
+//! when it is empty and a stop reason exists; never longer than
+//! [`MAX_REPLY_BYTES`]) and the turn's metadata.
 
 use aics_graph::{Next, Node, NodeContext, NodeError};
 use aics_types::StopReason;
 use async_trait::async_trait;
 
+use crate::llm::{cap_reply, MAX_REPLY_BYTES};
 use crate::model::Message;
 use crate::support::heuristics::is_chinese;
 use crate::support::replies::explanatory_reply;
@@ -20,13 +22,16 @@ impl Node<SupportState> for Finalize {
         s: &mut SupportState,
         ctx: &NodeContext<'_, SupportState>,
     ) -> Result<Next, NodeError> {
-        let reply = match s.turn_messages().last().map(|m| &**m) {
+        let mut reply = match s.turn_messages().last().map(|m| &**m) {
             Some(Message::Assistant {
                 content,
                 tool_calls,
             }) if tool_calls.is_empty() => content.trim().to_owned(),
             _ => String::new(),
         };
+        // The model call caps what it keeps; this holds for a reply from
+        // anywhere else too (a state checkpointed before the cap existed).
+        cap_reply(&mut reply, MAX_REPLY_BYTES);
         let reason = *s.stop_reason.get_or_insert(StopReason::FinalAnswer);
         s.final_reply = if reply.is_empty() {
             let text = explanatory_reply(reason, is_chinese(&s.user_message));
@@ -58,6 +63,21 @@ mod tests {
         let next = Finalize.run(&mut s, &ctx(None)).await.unwrap();
         assert_eq!(next, Next::End);
         assert_eq!(s.final_reply, "The answer.");
+        assert_eq!(s.stop_reason, Some(StopReason::FinalAnswer));
+    }
+
+    #[tokio::test]
+    async fn a_huge_answer_is_capped() {
+        let mut s = SupportState {
+            messages: vec![
+                Message::user("x").into(),
+                Message::assistant("la ".repeat(3_000_000)).into(),
+            ],
+            ..SupportState::default()
+        };
+        Finalize.run(&mut s, &ctx(None)).await.unwrap();
+        assert!(s.final_reply.ends_with(crate::llm::CUT_MARKER));
+        assert!(s.final_reply.len() <= MAX_REPLY_BYTES + crate::llm::CUT_MARKER.len());
         assert_eq!(s.stop_reason, Some(StopReason::FinalAnswer));
     }
 
