@@ -8,12 +8,18 @@
 //! at least one), with at most [`MAX_WAITING`] more queued: past that a
 //! sign-in is refused as busy rather than queued without bound.
 //!
+//! Before a sign-in may queue, its client address is [`admit`]ted: a few
+//! sign-ins of one address at a time, so that one address's flood cannot
+//! fill the queue everyone else's sign-in waits in (issue 58).
+//!
 //! A check for an unknown user runs against a dummy hash made with the
 //! same parameters, so it costs what a real one does and timing cannot
 //! tell which usernames exist.
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use argon2::password_hash::{
     rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString,
@@ -83,6 +89,71 @@ pub async fn hash(password: &str) -> Result<String, DbError> {
     run_bounded(move || hash_now(&password)).await?
 }
 
+/// How many client addresses may have sign-ins in flight at once: an
+/// entry lives only while its address has one, so this bounds the map
+/// however many addresses a flood comes from.
+pub const MAX_ADDRESSES: usize = 4096;
+
+/// Why [`admit`] refused a sign-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Its address has as many sign-ins in flight as it may.
+    Address,
+    /// [`MAX_ADDRESSES`] addresses have sign-ins in flight.
+    Full,
+}
+
+/// A sign-in's place among its address's sign-ins in flight, given back
+/// when dropped (the sign-in ended, or its request went away).
+#[derive(Debug)]
+#[must_use = "the place is given back when this is dropped"]
+pub struct AddressSlot {
+    addr: IpAddr,
+}
+
+fn in_flight() -> &'static Mutex<HashMap<IpAddr, usize>> {
+    // Process-wide, like the hashing permits it guards.
+    static IN_FLIGHT: OnceLock<Mutex<HashMap<IpAddr, usize>>> = OnceLock::new();
+    IN_FLIGHT.get_or_init(Mutex::default)
+}
+
+/// A place for one more sign-in from `addr`, if it has fewer than
+/// `per_address` (at least one) in flight in this process. Never waits.
+pub fn admit(addr: IpAddr, per_address: usize) -> Result<AddressSlot, Refused> {
+    let mut map = in_flight().lock().unwrap_or_else(|e| e.into_inner());
+    let full = map.len() >= MAX_ADDRESSES;
+    match map.get_mut(&addr) {
+        Some(n) if *n >= per_address.max(1) => Err(Refused::Address),
+        Some(n) => {
+            *n += 1;
+            Ok(AddressSlot { addr })
+        }
+        None if full => Err(Refused::Full),
+        None => {
+            map.insert(addr, 1);
+            Ok(AddressSlot { addr })
+        }
+    }
+}
+
+/// How many sign-ins of `addr` are in flight in this process.
+pub fn in_flight_from(addr: &IpAddr) -> usize {
+    let map = in_flight().lock().unwrap_or_else(|e| e.into_inner());
+    map.get(addr).copied().unwrap_or(0)
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut map = in_flight().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = map.get_mut(&self.addr) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.addr);
+            }
+        }
+    }
+}
+
 /// How many password checks this process has run (known and unknown users
 /// alike): lets tests see that both take the same path.
 pub fn checks_done() -> u64 {
@@ -146,6 +217,23 @@ mod tests {
         assert!(verify("x", Some("not a hash")).await.is_err());
         assert_eq!(generate().len(), 20);
         assert_ne!(generate(), generate());
+    }
+
+    #[test]
+    fn an_address_gets_a_few_places_and_gives_them_back() {
+        let addr: IpAddr = "192.0.2.200".parse().expect("ip");
+        let other: IpAddr = "192.0.2.201".parse().expect("ip");
+        let held: Vec<_> = (0..3).map(|_| admit(addr, 3).expect("a place")).collect();
+        assert_eq!(admit(addr, 3).expect_err("a fourth"), Refused::Address);
+        let beside = admit(other, 3).expect("a place");
+        assert_eq!(in_flight_from(&addr), 3);
+        drop(held);
+        assert_eq!(in_flight_from(&addr), 0);
+        let again = admit(addr, 3).expect("a place");
+        drop((again, beside));
+        // Nothing is kept for an address with none in flight.
+        let map = in_flight().lock().expect("lock");
+        assert!(!map.contains_key(&addr) && !map.contains_key(&other));
     }
 
     #[test]

@@ -549,6 +549,7 @@ async fn sign_in_throttle_over_http(pool: SqlitePool) {
             base_delay: Duration::from_millis(10),
             max_delay: Duration::from_millis(20),
             lock_for: Duration::from_secs(60),
+            ..ThrottlePolicy::default()
         },
         ..https_config()
     };

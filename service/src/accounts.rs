@@ -135,7 +135,7 @@ impl Console {
             .await?;
         self.inner
             .db
-            .clear_sign_in_failures(&user_key(&target.username))
+            .clear_user_sign_in_failures(&target.username)
             .await?;
         self.inner.streams.revoke(&target.username);
         self.audit(
@@ -162,7 +162,7 @@ impl Console {
         if self
             .inner
             .db
-            .clear_sign_in_failures(&user_key(&target.username))
+            .clear_user_sign_in_failures(&target.username)
             .await?
         {
             self.audit(&user.username, "account.unlock", &target.username, "")
@@ -227,6 +227,10 @@ impl Console {
         let keep = self.session_token_hash(headers);
         db.set_password(&user.username, &change.new_password, false, keep.as_deref())
             .await?;
+        // The ended sessions' event streams here end now.
+        self.inner
+            .streams
+            .revoke_other_sessions(&user.username, keep.as_deref());
         self.audit(
             &user.username,
             "account.password_change",

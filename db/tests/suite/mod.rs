@@ -19,6 +19,7 @@ mod overview;
 pub use overview::overview_counts_turns_tools_approvals_latency_and_cost;
 mod takeover;
 pub use takeover::*;
+mod throttle;
 
 mod writes;
 pub use writes::{
