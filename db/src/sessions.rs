@@ -83,6 +83,30 @@ impl Database {
         }))
     }
 
+    /// Whether the session is still live for `username`: not expired, used
+    /// since `idle_since`, its account not disabled. One indexed read, for
+    /// the periodic check of the event streams opened with it.
+    #[tracing::instrument(skip_all)]
+    pub async fn session_is_live(
+        &self,
+        token_hash: &str,
+        username: &str,
+        idle_since: Timestamp,
+    ) -> Result<bool, DbError> {
+        let (n,): (i64,) = with_pool!(self, pool => sqlx::query_as(
+            "SELECT COUNT(*) FROM sessions s JOIN users u ON u.username = s.username \
+             WHERE s.token_hash = $1 AND s.username = $2 AND s.expires_at > $3 \
+             AND COALESCE(s.last_seen_at, s.created_at) > $4 AND u.disabled_at IS NULL",
+        )
+        .bind(token_hash)
+        .bind(username)
+        .bind(now())
+        .bind(idle_since)
+        .fetch_one(pool)
+        .await?);
+        Ok(n > 0)
+    }
+
     /// The user name of a live session (no idle limit; kept for callers
     /// that only need the owner).
     pub async fn session_user(&self, token_hash: &str) -> Result<Option<String>, DbError> {

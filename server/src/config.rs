@@ -247,10 +247,12 @@ pub struct AuthSettings {
     /// is sent. `auto` is on except for plain-http loopback (see README).
     #[serde(default)]
     pub cookie_secure: CookieSecure,
-    /// Failed sign-ins of one username before the backoff starts.
+    /// Failed sign-ins of one username from one address before the
+    /// backoff starts.
     #[serde(default = "default_free_failures")]
     pub sign_in_free_failures: u32,
-    /// Failed sign-ins of one username that lock it (`AICS_SIGN_IN_LOCK_AFTER`).
+    /// Failed sign-ins of one username from one address that lock that
+    /// address out of it (`AICS_SIGN_IN_LOCK_AFTER`).
     #[serde(default = "default_lock_after")]
     pub sign_in_lock_after: u32,
     /// How long a lock lasts, in minutes (`AICS_SIGN_IN_LOCK_MINUTES`).
@@ -261,6 +263,16 @@ pub struct AuthSettings {
     pub address_free_failures: u32,
     #[serde(default = "default_addr_lock_after")]
     pub address_lock_after: u32,
+    /// Failed sign-ins of one username from addresses it never signed in
+    /// from before their waits start; waits, never a lock.
+    #[serde(default = "default_name_free_failures")]
+    pub name_free_failures: u32,
+    /// The longest of those waits, in seconds.
+    #[serde(default = "default_name_max_delay_secs")]
+    pub name_max_delay_secs: u32,
+    /// Sign-ins of one client address at once; more are refused with 429.
+    #[serde(default = "default_sign_ins_in_flight")]
+    pub sign_ins_in_flight_per_address: u32,
 }
 
 /// `auth.cookie-secure`.
@@ -322,6 +334,9 @@ impl Default for AuthSettings {
             sign_in_lock_minutes: default_lock_minutes(),
             address_free_failures: default_addr_free_failures(),
             address_lock_after: default_addr_lock_after(),
+            name_free_failures: default_name_free_failures(),
+            name_max_delay_secs: default_name_max_delay_secs(),
+            sign_ins_in_flight_per_address: default_sign_ins_in_flight(),
         }
     }
 }
@@ -391,9 +406,21 @@ pub struct HttpSettings {
     /// Open connections at most (`AICS_MAX_CONNECTIONS`).
     #[serde(default = "default_max_connections")]
     pub max_connections: usize,
+    /// Open connections per client address, the trusted proxies exempt
+    /// (`AICS_MAX_CONNECTIONS_PER_ADDRESS`).
+    #[serde(default = "default_max_connections_per_address")]
+    pub max_connections_per_address: usize,
     /// Open event streams per user (`AICS_STREAMS_PER_USER`).
     #[serde(default = "default_streams_per_user")]
     pub streams_per_user: u32,
+    /// Open customer event streams per client address
+    /// (`AICS_CUSTOMER_STREAMS_PER_ADDRESS`).
+    #[serde(default = "default_customer_streams_per_address")]
+    pub customer_streams_per_address: u32,
+    /// How long a new connection may send nothing, in seconds
+    /// (`AICS_FIRST_BYTE_TIMEOUT_SECS`).
+    #[serde(default = "default_first_byte_timeout")]
+    pub first_byte_timeout_secs: u64,
     /// How long a client may take to send a request's headers, and how
     /// long a kept-alive connection waits for the next request, in seconds.
     #[serde(default = "default_header_read_timeout")]
@@ -418,7 +445,10 @@ impl Default for HttpSettings {
             metrics_access: default_metrics_access(),
             metrics_token: None,
             max_connections: default_max_connections(),
+            max_connections_per_address: default_max_connections_per_address(),
             streams_per_user: default_streams_per_user(),
+            customer_streams_per_address: default_customer_streams_per_address(),
+            first_byte_timeout_secs: default_first_byte_timeout(),
             header_read_timeout_secs: default_header_read_timeout(),
             body_timeout_secs: default_body_timeout(),
             idle_timeout_secs: default_idle_timeout(),
@@ -471,14 +501,32 @@ fn default_addr_free_failures() -> u32 {
 fn default_addr_lock_after() -> u32 {
     100
 }
+fn default_name_free_failures() -> u32 {
+    10
+}
+fn default_name_max_delay_secs() -> u32 {
+    300
+}
+fn default_sign_ins_in_flight() -> u32 {
+    4
+}
 fn default_metrics_access() -> String {
     "loopback".into()
 }
 fn default_max_connections() -> usize {
     1024
 }
+fn default_max_connections_per_address() -> usize {
+    64
+}
 fn default_streams_per_user() -> u32 {
     16
+}
+fn default_customer_streams_per_address() -> u32 {
+    32
+}
+fn default_first_byte_timeout() -> u64 {
+    10
 }
 fn default_header_read_timeout() -> u64 {
     15
@@ -565,7 +613,22 @@ const ENV_KEYS: &[(&str, &str, bool)] = &[
     ("METRICS_ACCESS", "http.metrics-access", true),
     ("METRICS_TOKEN", "http.metrics-token", true),
     ("MAX_CONNECTIONS", "http.max-connections", false),
+    (
+        "MAX_CONNECTIONS_PER_ADDRESS",
+        "http.max-connections-per-address",
+        false,
+    ),
     ("STREAMS_PER_USER", "http.streams-per-user", false),
+    (
+        "CUSTOMER_STREAMS_PER_ADDRESS",
+        "http.customer-streams-per-address",
+        false,
+    ),
+    (
+        "FIRST_BYTE_TIMEOUT_SECS",
+        "http.first-byte-timeout-secs",
+        false,
+    ),
     (
         "HEADER_READ_TIMEOUT_SECS",
         "http.header-read-timeout-secs",
@@ -700,12 +763,21 @@ impl Settings {
                 "the lock must come after the free failures",
             ));
         }
+        if a.sign_ins_in_flight_per_address == 0 {
+            return Err(invalid(
+                "auth.sign-ins-in-flight-per-address",
+                "at least one sign-in must be let through",
+            ));
+        }
         Ok(ThrottlePolicy {
             user_free: a.sign_in_free_failures,
             user_lock_after: a.sign_in_lock_after,
             addr_free: a.address_free_failures,
             addr_lock_after: a.address_lock_after,
             lock_for: Duration::from_secs(u64::from(a.sign_in_lock_minutes.max(1)) * 60),
+            name_free: a.name_free_failures,
+            name_max_delay: Duration::from_secs(u64::from(a.name_max_delay_secs.max(1))),
+            addr_in_flight: a.sign_ins_in_flight_per_address,
             ..ThrottlePolicy::default()
         })
     }
@@ -797,8 +869,21 @@ impl Settings {
     /// The connection limits.
     pub fn serve_limits(&self) -> ServeLimits {
         let h = &self.http;
+        // Checked when the settings were loaded (`web_config`).
+        let unlimited_peers = h
+            .trusted_proxies
+            .iter()
+            .filter_map(|p| {
+                p.parse::<IpNet>()
+                    .or_else(|_| p.parse::<std::net::IpAddr>().map(IpNet::from))
+                    .ok()
+            })
+            .collect();
         ServeLimits {
             max_connections: h.max_connections.max(1),
+            max_connections_per_address: h.max_connections_per_address.max(1),
+            unlimited_peers,
+            first_byte_timeout: Duration::from_secs(h.first_byte_timeout_secs.max(1)),
             header_read_timeout: Duration::from_secs(h.header_read_timeout_secs.max(1)),
             idle_timeout: Duration::from_secs(h.idle_timeout_secs.max(1)),
             shutdown_grace: Duration::from_secs(h.shutdown_grace_secs),
@@ -921,6 +1006,7 @@ impl Settings {
             cookie_secure: self.secure_transport(DEFAULT_ADDR),
             throttle: self.throttle()?,
             streams_per_user: self.http.streams_per_user.max(1),
+            customer_streams_per_address: self.http.customer_streams_per_address.max(1),
             api_streams: u32::try_from(self.http.max_connections)
                 .unwrap_or(u32::MAX)
                 .max(1),
@@ -971,7 +1057,10 @@ impl Settings {
             if !(cfg.base_url.starts_with("http://") || cfg.base_url.starts_with("https://")) {
                 return Err(invalid(
                     "llm.base-url (AICS_LLM_BASE_URL)",
-                    format!("expected an http(s) URL, found {:?}", cfg.base_url),
+                    format!(
+                        "expected an http(s) URL, found {:?}",
+                        aics_openai::redact_url(&cfg.base_url)
+                    ),
                 ));
             }
             if cfg.model.trim().is_empty() {
@@ -1010,7 +1099,7 @@ impl Settings {
                     KEY,
                     format!(
                         "{name}: expected an http(s) base_url, found {:?}",
-                        cfg.base_url
+                        aics_openai::redact_url(&cfg.base_url)
                     ),
                 ));
             }

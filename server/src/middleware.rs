@@ -60,9 +60,11 @@ pub fn is_event_stream(path: &str) -> bool {
 }
 
 /// Holds a place among the user's open event streams (see
-/// `Console::open_stream`) for as long as the stream's body lives, and
-/// ends the body when the user's sessions end. Applies to the routes that
-/// answer with event streams (`…/events`, `…/stream`); 429 past the cap.
+/// `Console::open_stream_for`) for as long as the stream's body lives, and
+/// ends the body when the user's sessions end or, for a stream opened with
+/// a session cookie, when that session ends (signed out, a password change
+/// elsewhere, idle, expired). Applies to the routes that answer with event
+/// streams (`…/events`, `…/stream`); 429 past the cap.
 pub async fn stream_cap(State(console): State<Console>, request: Request, next: Next) -> Response {
     if !is_event_stream(request.uri().path()) {
         return next.run(request).await;
@@ -70,7 +72,7 @@ pub async fn stream_cap(State(console): State<Console>, request: Request, next: 
     let Some(user) = request.extensions().get::<UserInfo>().cloned() else {
         return next.run(request).await;
     };
-    let mut permit = match console.open_stream(&user) {
+    let mut permit = match console.open_stream_for(&user, request.headers()) {
         Ok(permit) => permit,
         Err(e) => return HttpError::from(e).into_response(),
     };

@@ -6,7 +6,8 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use aics_db::throttle::{addr_key, user_key};
+use aics_db::passwords::{self, AddressSlot};
+use aics_db::throttle::{addr_key, pair_key, user_key, Reservation};
 use aics_db::tokens::{hash_token, new_token};
 use aics_db::CredentialCheck;
 use aics_types::{normalize_username, Role, UserInfo};
@@ -88,6 +89,69 @@ pub fn wait_text(wait: Duration) -> String {
     }
 }
 
+/// The counts a sign-in attempt is made under ([`crate::ThrottlePolicy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Count {
+    /// The name from this address: waits, then a lock of this pair alone.
+    Pair,
+    /// The address, whatever the name: waits, then a lock.
+    Address,
+    /// The name from any address it never signed in from: waits only.
+    Name,
+}
+
+impl Count {
+    /// The wait this count sets after its `attempts`-th attempt.
+    fn wait(self, policy: &crate::ThrottlePolicy, attempts: i64) -> Option<Duration> {
+        match self {
+            Self::Pair => policy.pair_wait(attempts),
+            Self::Address => policy.addr_wait(attempts),
+            Self::Name => policy.name_wait(attempts),
+        }
+    }
+}
+
+/// One attempt's counts and their keys in the database.
+struct Counts(Vec<(Count, String)>);
+
+impl Counts {
+    /// The counts of `username` from `addr`: an address the name signed in
+    /// from before (`known`) skips the name's and the address's, as its
+    /// pair alone bounds its guesses; a caller without an address has a
+    /// pair of its own and no address count.
+    fn of(username: &str, addr: Option<IpAddr>, known: bool) -> Self {
+        let mut counts = vec![(Count::Pair, pair_key(username, addr.as_ref()))];
+        if !known {
+            if let Some(addr) = &addr {
+                counts.push((Count::Address, addr_key(addr)));
+            }
+            counts.push((Count::Name, user_key(username)));
+        }
+        Self(counts)
+    }
+
+    fn keys(&self) -> Vec<String> {
+        self.0.iter().map(|(_, key)| key.clone()).collect()
+    }
+}
+
+/// A place among `addr`'s sign-ins in flight, or 429 at once (503 when a
+/// flood from very many addresses fills the table).
+fn admit_sign_in(addr: IpAddr, per_address: u32) -> Result<AddressSlot, ServiceError> {
+    passwords::admit(addr, per_address as usize).map_err(|refused| match refused {
+        passwords::Refused::Address => {
+            metrics::counter!("aics_sign_ins_total", "outcome" => "in_flight").increment(1);
+            tracing::info!("sign-in refused: too many at once from this address");
+            ServiceError::TooManyRequests {
+                message: "Too many sign-ins at once from your address. Try again in a moment."
+                    .into(),
+                retry_after: Duration::from_secs(1),
+            }
+        }
+        passwords::Refused::Full => ServiceError::Busy,
+    })
+}
+
 impl Console {
     /// The session cookie's name in this deployment.
     pub fn session_cookie_name(&self) -> &'static str {
@@ -167,11 +231,17 @@ impl Console {
             .unwrap_or(chrono::Duration::minutes(30))
     }
 
-    /// Checks the password and opens a session. Before any hashing, a
-    /// username or address blocked by earlier failures is answered 429
-    /// (even with the right password); a wrong password counts against
-    /// both; the right one clears the username's count. Unknown users and
-    /// wrong passwords look the same, in answer and in time.
+    /// Checks the password and opens a session, throttled as
+    /// [`crate::ThrottlePolicy`] says. Before any hashing: beyond
+    /// `addr_in_flight` sign-ins at once from the client's address, 429 at
+    /// once; then the attempt is counted in the database under its name
+    /// from this address, its address, and its name from everywhere (not
+    /// for an address the name signed in from before), or refused with 429
+    /// (even with the right password) while one of them waits. So N
+    /// parallel guesses check at most as many passwords as the policy lets
+    /// through. The right password clears the name's counts and remembers
+    /// the address. Unknown users and wrong passwords look the same, in
+    /// answer and in time.
     #[tracing::instrument(skip_all, fields(username, client = ?client.0))]
     pub async fn sign_in(
         &self,
@@ -195,29 +265,70 @@ impl Console {
                 "the username or password is too long".into(),
             ));
         }
+        let policy = self.inner.config.throttle;
+        // Held until the answer: one address's flood queues for no hash.
+        let _slot = match client.0 {
+            Some(addr) => Some(admit_sign_in(addr, policy.addr_in_flight)?),
+            None => None,
+        };
         let db = &self.inner.db;
-        let user_key = user_key(&username);
-        let addr_key = client.0.as_ref().map(addr_key);
-        let keys: Vec<String> = std::iter::once(user_key.clone())
-            .chain(addr_key.clone())
-            .collect();
-        if let Some(until) = db.sign_in_blocked_until(&keys).await? {
-            metrics::counter!("aics_sign_ins_total", "outcome" => "throttled").increment(1);
-            let wait = (until - chrono::Utc::now())
-                .to_std()
-                .unwrap_or(Duration::from_secs(1));
-            tracing::info!(wait_secs = wait.as_secs(), "sign-in refused: throttled");
-            return Err(ServiceError::TooManyRequests {
-                message: format!(
-                    "Too many failed sign-ins. Wait {} before trying again.",
-                    wait_text(wait)
-                ),
-                retry_after: wait,
-            });
-        }
-        match db.check_credentials(&username, password).await? {
+        let known = match client.0 {
+            Some(addr) => db.is_known_sign_in_address(&username, &addr).await?,
+            None => false,
+        };
+        let counts = Counts::of(&username, client.0, known);
+        let quiet_since =
+            chrono::Utc::now() - chrono::Duration::from_std(policy.lock_for).unwrap_or_default();
+        let reservation = db
+            .reserve_sign_in(&counts.keys(), quiet_since, |i, n| {
+                counts.0[i].0.wait(&policy, n)
+            })
+            .await?;
+        let attempts = match reservation {
+            Reservation::Counted(attempts) => attempts,
+            Reservation::Blocked(until) => {
+                metrics::counter!("aics_sign_ins_total", "outcome" => "throttled").increment(1);
+                let wait = (until - chrono::Utc::now())
+                    .to_std()
+                    .unwrap_or(Duration::from_secs(1));
+                tracing::info!(wait_secs = wait.as_secs(), "sign-in refused: throttled");
+                return Err(ServiceError::TooManyRequests {
+                    message: format!(
+                        "Too many failed sign-ins. Wait {} before trying again.",
+                        wait_text(wait)
+                    ),
+                    retry_after: wait,
+                });
+            }
+        };
+        let check = match db.check_credentials(&username, password).await {
+            Ok(check) => check,
+            Err(e) => {
+                // Not checked (the hash queue is full, say): not an attempt.
+                if let Err(release) = db.release_sign_in(&counts.keys()).await {
+                    tracing::warn!(error = %release, "could not release a sign-in attempt");
+                }
+                return Err(e.into());
+            }
+        };
+        match check {
             CredentialCheck::Valid(user) => {
-                db.clear_sign_in_failures(&user_key).await?;
+                for (count, key) in &counts.0 {
+                    match count {
+                        Count::Pair => {
+                            db.clear_sign_in_failures(key).await?;
+                        }
+                        // An office's good sign-ins do not add up to its lock.
+                        Count::Address => db.release_sign_in(std::slice::from_ref(key)).await?,
+                        Count::Name => {}
+                    }
+                }
+                // The name's count from everywhere goes too, even when this
+                // (known) address did not count under it.
+                db.clear_sign_in_failures(&user_key(&username)).await?;
+                if let Some(addr) = client.0 {
+                    db.remember_sign_in_address(&user.username, &addr).await?;
+                }
                 db.record_sign_in(&user.username).await?;
                 let must_change_password = db.must_change_password(&user.username).await?;
                 let set_cookie = self.open_session(&user).await?;
@@ -230,6 +341,8 @@ impl Console {
                 })
             }
             CredentialCheck::Disabled(_) => {
+                // The right password: not a failure to count.
+                db.release_sign_in(&counts.keys()).await?;
                 metrics::counter!("aics_sign_ins_total", "outcome" => "disabled").increment(1);
                 tracing::info!("sign-in refused: the account is disabled");
                 Err(ServiceError::Forbidden(
@@ -238,22 +351,18 @@ impl Console {
             }
             CredentialCheck::Invalid => {
                 metrics::counter!("aics_sign_ins_total", "outcome" => "refused").increment(1);
-                let policy = self.inner.config.throttle;
-                self.count_failure(
-                    &user_key,
-                    &username,
-                    policy.user_free,
-                    policy.user_lock_after,
-                )
-                .await?;
-                if let (Some(key), Some(addr)) = (&addr_key, client.0) {
-                    self.count_failure(
-                        key,
-                        &addr.to_string(),
-                        policy.addr_free,
-                        policy.addr_lock_after,
-                    )
-                    .await?;
+                let now = chrono::Utc::now();
+                for ((count, key), attempts) in counts.0.iter().zip(attempts) {
+                    // The wait set with the reservation, counted again from
+                    // this answer: a slow check must not use it up.
+                    if let Some(wait) = count.wait(&policy, attempts) {
+                        // A year is "for ever" here, and keeps the sum in range.
+                        let wait = wait.min(Duration::from_secs(365 * 24 * 3600));
+                        let wait = chrono::Duration::from_std(wait).unwrap_or_default();
+                        db.block_sign_in(key, now + wait).await?;
+                    }
+                    self.audit_throttle(*count, attempts, &username, client.0)
+                        .await;
                 }
                 tracing::info!("sign-in refused");
                 Err(ServiceError::Unauthorized)
@@ -261,38 +370,52 @@ impl Console {
         }
     }
 
-    /// Counts one failed sign-in against `key` and blocks it when the
-    /// policy says so; a lock goes to the audit log.
-    async fn count_failure(
+    /// Writes the audit line of a count that the failed attempt numbered
+    /// `attempts` has just locked (or, for a name, has started to slow).
+    async fn audit_throttle(
         &self,
-        key: &str,
-        subject: &str,
-        free: u32,
-        lock_after: u32,
-    ) -> Result<(), ServiceError> {
-        let db = &self.inner.db;
+        count: Count,
+        attempts: i64,
+        username: &str,
+        addr: Option<IpAddr>,
+    ) {
         let policy = self.inner.config.throttle;
-        let now = chrono::Utc::now();
-        let quiet_since = now - chrono::Duration::from_std(policy.lock_for).unwrap_or_default();
-        let failures = db.record_sign_in_failure(key, quiet_since).await?;
-        if let Some(block) = policy.block_after(failures, free, lock_after) {
-            let until = now + chrono::Duration::from_std(block).unwrap_or_default();
-            db.block_sign_in(key, until).await?;
-            if failures == i64::from(lock_after) {
-                tracing::warn!(key, failures, "sign-in locked after repeated failures");
-                self.audit(
-                    "system",
-                    "sign_in.lock",
-                    subject,
-                    &format!(
-                        "{failures} failed sign-ins; locked for {}",
-                        wait_text(policy.lock_for)
-                    ),
-                )
-                .await;
-            }
-        }
-        Ok(())
+        let from = addr.map_or_else(|| "an unknown address".to_owned(), |a| a.to_string());
+        let (action, subject, detail) = match count {
+            Count::Pair if attempts == i64::from(policy.user_lock_after) => (
+                "sign_in.lock",
+                username,
+                format!(
+                    "{attempts} failed sign-ins from {from}; that address is locked out for {}",
+                    wait_text(policy.lock_for)
+                ),
+            ),
+            Count::Address if attempts == i64::from(policy.addr_lock_after) => (
+                "sign_in.lock",
+                from.as_str(),
+                format!(
+                    "{attempts} failed sign-ins; locked for {}",
+                    wait_text(policy.lock_for)
+                ),
+            ),
+            Count::Name if attempts == i64::from(policy.name_free) + 1 => (
+                "sign_in.throttle",
+                username,
+                format!(
+                    "{attempts} failed sign-ins from addresses it never signed in from; \
+                     each next one from those waits longer, up to {}",
+                    wait_text(policy.name_max_delay)
+                ),
+            ),
+            _ => return,
+        };
+        tracing::warn!(
+            action,
+            subject,
+            attempts,
+            "sign-in throttled after repeated failures"
+        );
+        self.audit("system", action, subject, &detail).await;
     }
 
     /// A new session for `user` (the oldest beyond the per-user cap end);
@@ -330,7 +453,10 @@ impl Console {
     #[tracing::instrument(skip_all)]
     pub async fn logout(&self, headers: &HeaderMap) -> Result<String, ServiceError> {
         if let Some(token) = cookie_value(headers, self.session_cookie_name()) {
-            self.inner.db.delete_session(&hash_token(token)).await?;
+            let token_hash = hash_token(token);
+            self.inner.db.delete_session(&token_hash).await?;
+            // Its event streams here end now, not at their next check.
+            self.inner.streams.revoke_session(&token_hash);
         }
         Ok(self.cookie("", Duration::ZERO))
     }
@@ -394,6 +520,19 @@ impl Console {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_known_address_counts_only_its_pair() {
+        let addr: IpAddr = "192.0.2.1".parse().unwrap();
+        let kinds = |c: Counts| c.0.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        assert_eq!(
+            kinds(Counts::of("ann", Some(addr), false)),
+            [Count::Pair, Count::Address, Count::Name]
+        );
+        assert_eq!(kinds(Counts::of("ann", Some(addr), true)), [Count::Pair]);
+        let none = Counts::of("ann", None, false);
+        assert_eq!(none.keys(), ["pair:ann|-", "user:ann"]);
+    }
 
     #[test]
     fn only_bearer_is_a_bearer() {

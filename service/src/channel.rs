@@ -10,6 +10,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use aics_agent::Channel;
 use aics_types::{
     ChatLink, ChatStart, CustomerChat, CustomerEvent, CustomerMessage, HandlingState,
     MessageAccepted, Role, RunState, UserInfo,
@@ -120,9 +121,11 @@ impl Console {
         })
     }
 
-    /// A customer opens a conversation from the start page with their name
-    /// and email: the customer is found (or created), a conversation made
-    /// for them and its link returned.
+    /// A visitor opens a conversation from the start page with a name and
+    /// an email. Nothing proves the email is theirs, so the conversation
+    /// gets them as its unverified contact and no customer: it shows the
+    /// name they typed, reads no customer's orders or memory, and is linked
+    /// to a customer only by staff. Its link is returned.
     #[tracing::instrument(skip_all)]
     pub async fn start_customer_chat(
         &self,
@@ -136,7 +139,7 @@ impl Console {
                 "a name has 1 to 80 characters".into(),
             ));
         }
-        aics_types::validate_text("name", name).map_err(ServiceError::Invalid)?;
+        aics_types::validate_name("name", name).map_err(ServiceError::Invalid)?;
         let plausible = email.len() <= 254
             && !email.chars().any(|c| c.is_whitespace() || c.is_control())
             && email
@@ -154,10 +157,15 @@ impl Console {
             .0
             .map_or_else(|| "start:unknown".to_owned(), |a| format!("start:{a}"));
         self.inner.chat_limits.check(&key, STARTS_PER_WINDOW)?;
-        let db = &self.inner.db;
-        let customer = db.find_or_create_customer(name, email, lang).await?;
+        let contact = aics_types::Contact {
+            name: name.to_owned(),
+            email: email.to_owned(),
+            lang: lang.to_owned(),
+        };
         let session_id = crate::conversations::new_session_id();
-        db.ensure_conversation(&session_id, Some(&customer.id), "")
+        self.inner
+            .db
+            .start_visitor_conversation(&session_id, &contact)
             .await?;
         self.mint_link(&session_id).await
     }
@@ -166,16 +174,23 @@ impl Console {
     pub async fn customer_chat(&self, token: &str) -> Result<CustomerChat, ServiceError> {
         let session_id = self.chat_session(token).await?;
         let detail = self.conversation(&session_id).await?;
-        let customer = match &detail.summary.customer_id {
-            Some(id) => self.inner.db.customer(id).await?,
-            None => None,
+        let db = &self.inner.db;
+        // The visitor sees the name they typed, never a stored customer's
+        // (which would confirm whose email it is).
+        let (name, lang) = match db.conversation_contact(&session_id).await? {
+            Some(contact) => (Some(contact.name), contact.lang),
+            None => match &detail.summary.customer_id {
+                Some(id) => db
+                    .customer(id)
+                    .await?
+                    .map_or((None, "en".to_owned()), |c| (Some(c.name), c.lang)),
+                None => (None, "en".to_owned()),
+            },
         };
         Ok(CustomerChat {
             title: detail.summary.title.clone(),
-            lang: customer
-                .as_ref()
-                .map_or_else(|| "en".to_owned(), |c| c.lang.clone()),
-            customer_name: customer.map(|c| c.name),
+            lang,
+            customer_name: name,
             with_human: detail.summary.handling == HandlingState::Human,
             answering: detail
                 .active_run
@@ -199,19 +214,27 @@ impl Console {
         let session_id = self.chat_session(token).await?;
         let key = format!("link:{}", aics_db::tokens::hash_token(token));
         self.inner.chat_limits.check(&key, MESSAGES_PER_WINDOW)?;
-        self.send_message(&customer_user(&session_id), &session_id, message)
-            .await
+        self.send_message_on(
+            &customer_user(&session_id),
+            &session_id,
+            message,
+            Channel::Customer,
+        )
+        .await
     }
 
-    /// The conversation's live events as the customer may see them.
+    /// The conversation's live events as the customer at `client` may see
+    /// them.
     pub async fn customer_events(
         &self,
         token: &str,
         last_event_id: Option<&str>,
+        client: &ClientAddr,
     ) -> Result<CustomerStream, ServiceError> {
         let session_id = self.chat_session(token).await?;
-        // Open streams per conversation are capped like a user's (429).
-        let permit = self.open_stream(&customer_user(&session_id))?;
+        // Open streams are capped per conversation like a user's, and per
+        // client address across links (one client could mint many): 429.
+        let permit = self.open_customer_stream(&customer_user(&session_id), client)?;
         let events = self.conversation_events(&session_id, last_event_id)?;
         Ok(events
             .filter_map(move |live| {

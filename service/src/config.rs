@@ -53,6 +53,9 @@ pub struct ConsoleConfig {
     /// instance): one client carrying many customers' turns, bounded by
     /// the connection limit rather than by a person's tab count.
     pub api_streams: u32,
+    /// Open customer event streams per client address (on this instance),
+    /// across all of its chat links.
+    pub customer_streams_per_address: u32,
     /// How often ended sessions and quiet sign-in counts are deleted.
     pub purge_every: Duration,
     /// How many earlier messages a turn sees.
@@ -99,6 +102,7 @@ impl Default for ConsoleConfig {
             throttle: ThrottlePolicy::default(),
             streams_per_user: 16,
             api_streams: 1024,
+            customer_streams_per_address: 32,
             purge_every: Duration::from_secs(600),
             history_messages: 20,
             lease: Duration::from_secs(30),
@@ -122,11 +126,20 @@ impl ConsoleConfig {
     }
 }
 
-/// How failed sign-ins are answered, per username and per client address:
-/// the first `free` failures cost nothing, each further one doubles a
-/// wait (from `base_delay` up to `max_delay`), and `lock_after` failures
-/// lock the key for `lock_for`. A count that stays quiet for `lock_for`
-/// starts over; a successful sign-in clears the username's count.
+/// How sign-in attempts are throttled (docs/API.md, "Auth"). Each attempt
+/// is counted before its password is checked, under three counts:
+/// - a name from one address (`user_free`, `user_lock_after`): the first
+///   `user_free` attempts are free, each further one doubles a wait (from
+///   `base_delay` up to `max_delay`), and the `user_lock_after`-th locks
+///   that address out of that name for `lock_for`;
+/// - an address, whatever the names (`addr_free`, `addr_lock_after`), alike;
+/// - a name from everywhere (`name_free`, `name_max_delay`): only doubling
+///   waits, up to `name_max_delay`, never a lock, and not for an address
+///   the name signed in from before.
+///
+/// A count quiet for `lock_for` starts over; a good sign-in clears its
+/// name's counts. At most `addr_in_flight` sign-ins of one address run at
+/// once on an instance; the next is refused at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThrottlePolicy {
     pub user_free: u32,
@@ -136,6 +149,9 @@ pub struct ThrottlePolicy {
     pub base_delay: Duration,
     pub max_delay: Duration,
     pub lock_for: Duration,
+    pub name_free: u32,
+    pub name_max_delay: Duration,
+    pub addr_in_flight: u32,
 }
 
 impl Default for ThrottlePolicy {
@@ -149,6 +165,10 @@ impl Default for ThrottlePolicy {
             base_delay: Duration::from_secs(1),
             max_delay: Duration::from_secs(60),
             lock_for: Duration::from_secs(15 * 60),
+            // As many as one address may try before its lock.
+            name_free: 10,
+            name_max_delay: Duration::from_secs(5 * 60),
+            addr_in_flight: 4,
         }
     }
 }
@@ -159,14 +179,35 @@ impl ThrottlePolicy {
         if failures >= i64::from(lock_after) {
             return Some(self.lock_for);
         }
-        let over = failures - i64::from(free);
+        self.doubling(failures, free, self.max_delay)
+    }
+
+    /// The wait after the `attempts`-th attempt on a name from one address.
+    pub fn pair_wait(&self, attempts: i64) -> Option<Duration> {
+        self.block_after(attempts, self.user_free, self.user_lock_after)
+    }
+
+    /// The wait after the `attempts`-th attempt from one address.
+    pub fn addr_wait(&self, attempts: i64) -> Option<Duration> {
+        self.block_after(attempts, self.addr_free, self.addr_lock_after)
+    }
+
+    /// The wait after the `attempts`-th attempt on a name from addresses
+    /// it never signed in from: it grows, but never locks.
+    pub fn name_wait(&self, attempts: i64) -> Option<Duration> {
+        self.doubling(attempts, self.name_free, self.name_max_delay)
+    }
+
+    /// `base_delay` doubled for each attempt past the `free` ones, up to `max`.
+    fn doubling(&self, attempts: i64, free: u32, max: Duration) -> Option<Duration> {
+        let over = attempts - i64::from(free);
         if over <= 0 {
             return None;
         }
         let factor = 1u32
             .checked_shl((over - 1).min(30) as u32)
             .unwrap_or(u32::MAX);
-        Some(self.base_delay.saturating_mul(factor).min(self.max_delay))
+        Some(self.base_delay.saturating_mul(factor).min(max))
     }
 }
 
@@ -189,5 +230,19 @@ mod tests {
         assert_eq!(a(20), None);
         assert_eq!(a(60), Some(Duration::from_secs(60)), "capped");
         assert_eq!(a(100), Some(Duration::from_secs(900)));
+        assert_eq!((p.pair_wait(9), p.pair_wait(10)), (at(9), at(10)));
+        assert_eq!(p.addr_wait(60), a(60));
+    }
+
+    #[test]
+    fn a_name_from_everywhere_only_waits() {
+        let p = ThrottlePolicy::default();
+        assert_eq!(p.name_wait(10), None);
+        assert_eq!(p.name_wait(11), Some(Duration::from_secs(1)));
+        assert_eq!(p.name_wait(13), Some(Duration::from_secs(4)));
+        assert_eq!(p.name_wait(19), Some(Duration::from_secs(256)));
+        for n in [20, 100, i64::MAX] {
+            assert_eq!(p.name_wait(n), Some(Duration::from_secs(300)), "capped");
+        }
     }
 }

@@ -19,8 +19,9 @@
 //!   password.
 //! - [`audit`]: the audit log ([`Console::record_audit`] for every
 //!   component), its listing and CSV export.
-//! - [`streams`]: open event streams per user: the cap, and their end when
-//!   the user's sessions end.
+//! - [`streams`]: open event streams per user (and per customer address):
+//!   the caps, and their end when the user's sessions, or the session a
+//!   stream was opened with, end.
 //! - `conversations`: listing, creating and reading conversations; their
 //!   live events with replay.
 //! - `turns`: the turn lifecycle — starting a turn (one run per

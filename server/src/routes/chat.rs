@@ -8,7 +8,8 @@
 //! - `POST /api/channel/{token}/messages` — a customer's message (the same
 //!   input rules and body limit as the staff API; rate-limited).
 //! - `GET /api/channel/{token}/events` — the live events a customer may
-//!   see (tokens, replies, handling), never tool calls, traces or notes.
+//!   see (tokens, replies, handling), never tool calls, traces or notes;
+//!   open streams capped per conversation and per client address.
 //! - `POST /api/conversations/{id}/chat-link` (staff) — a new link.
 //! - `GET /widget.js` — the embed script (an iframe of `/chat`).
 
@@ -99,11 +100,14 @@ async fn send(
 async fn events(
     State(console): State<Console>,
     State(mut shutdown): State<watch::Receiver<bool>>,
+    Extension(client): Extension<ClientAddr>,
     Path(token): Path<String>,
     headers: axum::http::HeaderMap,
 ) -> Result<impl IntoResponse, HttpError> {
     let last = last_event_id(&headers);
-    let events = console.customer_events(&token, last.as_deref()).await?;
+    let events = console
+        .customer_events(&token, last.as_deref(), &client)
+        .await?;
     let guard = OpenStreamGuard::new();
     let stopped = async move {
         let _ = shutdown.wait_for(|down| *down).await;
