@@ -131,6 +131,44 @@ test("the start page opens a conversation in the customer's language", async ({ 
   await context.close();
 });
 
+// Issue 58: an email typed on the start page is no identity. The visitor
+// sees their own name, no order of the customer with that email, and the
+// agent sees an unverified contact with a proposal to confirm.
+test("a visitor is who they typed; staff decide which customer it is", async ({ browser }) => {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  const visitor = await context.newPage();
+  await visitor.goto("/chat");
+  await hydrated(visitor);
+  await visitor.getByTestId("chat-name").fill("Mallory");
+  await visitor.getByTestId("chat-email").fill("li.wei@example.com");
+  await visitor.getByTestId("chat-start-button").click();
+  await expect(visitor).toHaveURL(/\/chat\/[0-9a-f]{64}$/);
+  await hydrated(visitor);
+  const composer = visitor.getByTestId("customer-composer");
+  await expect(composer).toHaveAttribute("data-ready", "true");
+  const marker = `walrus${Date.now()}`;
+  await composer.fill(`Where is my order ORD-123? ${marker}`);
+  await composer.press("Enter");
+  const reply = visitor.locator('[data-role="assistant"]').last();
+  await expect(reply).toBeVisible({ timeout: 20_000 });
+  await expect(reply).not.toContainText("Wuhan");
+
+  const agent = await signedInPage(browser, "agent");
+  await agent.getByTestId("inbox-search").fill(marker);
+  const items = agent.getByTestId("conversation-item");
+  await expect(items).toHaveCount(1);
+  await items.first().click();
+  const panel = agent.getByTestId("customer-panel");
+  await expect(panel.getByTestId("customer-contact")).toContainText("Mallory");
+  await expect(panel.getByTestId("customer-contact")).toContainText("unverified");
+  await expect(panel.getByTestId("customer-profile")).toHaveCount(0);
+  await expect(panel.getByTestId("customer-proposed")).toContainText("CUST-001");
+  // Linking is the agent's decision, and only then the profile shows.
+  await panel.getByTestId("use-proposed").click();
+  await expect(panel.getByTestId("customer-profile")).toContainText("li.wei@example.com");
+  await context.close();
+});
+
 test("the inbox finds a conversation by a word from its middle", async ({ browser }) => {
   const agent = await signedInPage(browser, "agent");
   const sid = await newConversation(agent);

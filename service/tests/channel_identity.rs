@@ -147,7 +147,10 @@ async fn identity_flow(console: Console) {
     let other = turn(&console, &sid, 5).await;
     let seen = serde_json::to_string(&other.tool_calls).unwrap();
     assert!(!seen.contains("tracking_number"), "{seen}");
-    assert!(seen.contains("no order ORD-124 on this customer's account"), "{seen}");
+    assert!(
+        seen.contains("no order ORD-124 on this customer's account"),
+        "{seen}"
+    );
 
     // Staff in the console still see every order with its customer.
     let staff = console
@@ -204,4 +207,24 @@ async fn memories_are_capped_on_sqlite(pool: sqlx::SqlitePool) {
 #[sqlx::test(migrations = false)]
 async fn memories_are_capped_on_postgres(pool: sqlx::PgPool) {
     memory_cap_flow(console(Database::Postgres(pool)).await).await;
+}
+
+/// A name that reverses what staff read (RTL override) or hides characters
+/// is refused on the start page, with nothing stored.
+#[sqlx::test(migrations = false)]
+async fn a_name_with_direction_or_invisible_characters_is_refused(pool: sqlx::SqlitePool) {
+    let console = console(Database::from(pool)).await;
+    let before = console.list_conversations(200).await.unwrap().len();
+    for name in ["Mall\u{202E}yro", "Mal\u{200B}lory"] {
+        let start = ChatStart {
+            name: name.into(),
+            email: "m@example.org".into(),
+            lang: None,
+        };
+        assert!(matches!(
+            console.start_customer_chat(&start, &ClientAddr(None)).await,
+            Err(aics_service::ServiceError::Invalid(_))
+        ));
+    }
+    assert_eq!(console.list_conversations(200).await.unwrap().len(), before);
 }
