@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[macro_use]
+mod common;
+
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -61,27 +64,6 @@ fn cookie_headers(set_cookie: &str) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert("cookie", pair.parse().unwrap());
     headers
-}
-
-macro_rules! on_both_databases {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[sqlx::test(migrations = false)]
-                async fn $name(pool: sqlx::SqlitePool) {
-                    super::$name(super::ready(aics_db::Database::from(pool)).await).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[sqlx::test(migrations = false)]
-                async fn $name(pool: sqlx::PgPool) {
-                    super::$name(super::ready(aics_db::Database::Postgres(pool)).await).await;
-                }
-            )*
-        }
-    };
 }
 
 on_both_databases!(

@@ -7,21 +7,15 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[macro_use]
+mod common;
+
 use std::net::IpAddr;
 use std::time::Duration;
 
 use aics_db::Database;
 use aics_service::{AuditQuery, ClientAddr, Console, ConsoleConfig, ServiceError, ThrottlePolicy};
-use aics_types::{Role, UserInfo};
-
-async fn ready(db: Database) -> Database {
-    db.migrate().await.unwrap();
-    db.seed().await.unwrap();
-    db.ensure_default_accounts(Some("supervisor-pass"), Some("agent-pass"))
-        .await
-        .unwrap();
-    db
-}
+use common::{ready, supervisor};
 
 /// Per name and address: 3 free attempts, a lock at the 4th; per name
 /// across addresses: 4 free (as in production, no fewer than one address
@@ -51,13 +45,6 @@ fn config(policy: ThrottlePolicy) -> ConsoleConfig {
 
 fn addr(ip: &str) -> ClientAddr {
     ClientAddr(Some(ip.parse::<IpAddr>().unwrap()))
-}
-
-fn supervisor() -> UserInfo {
-    UserInfo {
-        username: "supervisor".into(),
-        role: Role::Supervisor,
-    }
 }
 
 /// How a burst of sign-ins was answered.
@@ -109,27 +96,6 @@ async fn burst(
         answers.add(task.await.unwrap());
     }
     answers
-}
-
-macro_rules! on_both_databases {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[sqlx::test(migrations = false)]
-                async fn $name(pool: sqlx::SqlitePool) {
-                    super::$name(super::ready(aics_db::Database::from(pool)).await).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[sqlx::test(migrations = false)]
-                async fn $name(pool: sqlx::PgPool) {
-                    super::$name(super::ready(aics_db::Database::Postgres(pool)).await).await;
-                }
-            )*
-        }
-    };
 }
 
 on_both_databases!(

@@ -20,6 +20,7 @@ pub use overview::overview_counts_turns_tools_approvals_latency_and_cost;
 mod takeover;
 pub use takeover::*;
 mod throttle;
+pub use throttle::*;
 
 mod writes;
 pub use writes::{

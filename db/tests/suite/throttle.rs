@@ -1,6 +1,6 @@
 //! The sign-in throttle's store (issue 58): attempts counted before their
 //! check, all keys or none, so parallel guesses cannot pass a limit; the
-//! known addresses of good sign-ins. Declared here for both databases.
+//! known addresses of good sign-ins.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -8,34 +8,6 @@ use std::time::Duration;
 use aics_db::throttle::{addr_key, pair_key, user_key, Reservation, KNOWN_FOR};
 use aics_db::Database;
 use chrono::Utc;
-
-macro_rules! on_both_databases {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[sqlx::test(migrations = false)]
-                async fn $name(pool: sqlx::SqlitePool) {
-                    super::$name(crate::suite::ready(aics_db::Database::from(pool)).await).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[sqlx::test(migrations = false)]
-                async fn $name(pool: sqlx::PgPool) {
-                    super::$name(crate::suite::ready(aics_db::Database::Postgres(pool)).await).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both_databases!(
-    parallel_reservations_pass_at_most_the_limit,
-    a_blocked_key_counts_nothing,
-    quiet_counts_start_over_and_releases_take_back,
-    known_addresses_and_a_users_counts,
-);
 
 fn ip(text: &str) -> IpAddr {
     text.parse().expect("ip")

@@ -1,6 +1,6 @@
 //! What the service's integration tests share: a migrated, seeded database
 //! with the two first-start accounts, the two users, an approval.
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(dead_code, unused_macros, clippy::unwrap_used)]
 
 use aics_db::Database;
 use aics_types::{ApprovalDecision, Role, UserInfo};
@@ -40,4 +40,27 @@ pub fn approve() -> ApprovalDecision {
         args: None,
         token: None,
     }
+}
+
+/// Declares each test `name(db)` of the file once per database, on the
+/// file's own `ready` (`sqlite::name`, `postgres::name`).
+macro_rules! on_both_databases {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[sqlx::test(migrations = false)]
+                async fn $name(pool: sqlx::SqlitePool) {
+                    super::$name(super::ready(aics_db::Database::from(pool)).await).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[sqlx::test(migrations = false)]
+                async fn $name(pool: sqlx::PgPool) {
+                    super::$name(super::ready(aics_db::Database::Postgres(pool)).await).await;
+                }
+            )*
+        }
+    };
 }
